@@ -1,0 +1,136 @@
+"""recompute.py end to end on the project's saved copies, over loopback HTTP and offline."""
+import json
+
+from conftest import FIXTURES, run_script
+
+CLEAN = "m_b0bc344f1eac"      # 2 seats, 95 events, rubric 2.4
+EXPLAINED = "m_1b23341c9524"  # erratum E3: deposits that never took effect
+OLD_1_0 = "m_e728aaaa03cd"    # no events, report under 1.0
+TAMPERED = "m_6b97819aefda"   # report.json scorecards[1] wealth 65.0 -> 65.01
+PLAYING = "m_4a5ad60e37d4"
+
+
+def run(platform, *args):
+    return run_script("recompute.py", "--base", platform.url, *args)
+
+
+def test_clean_match_every_figure_same(fixtures_platform):
+    out = run(fixtures_platform, CLEAN)
+    assert out.returncode == 0, out.stderr
+    assert "DIFFERS" not in out.stdout
+    assert "%s: figures same 32 of 32; checks agree 32 of 32" % CLEAN in out.stdout
+    assert "errata: none" in out.stdout
+    assert "taken on trust: messages sent" in out.stdout
+
+
+def test_pages_are_followed(fixtures_platform):
+    run(fixtures_platform, EXPLAINED)
+    wanted = "/api/matches/%s/export?page=1" % EXPLAINED
+    assert wanted in fixtures_platform.requests
+
+
+def test_erratum_explains_the_replay(fixtures_platform):
+    out = run(fixtures_platform, EXPLAINED)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.index("erratum E3") < out.stdout.index("a_1  Seat 1")
+    assert "as logged the log replays 694.33; without the events of E3 it replays 361.08" in out.stdout
+
+
+def test_tampered_wealth_differs(fixtures_platform):
+    out = run(fixtures_platform, TAMPERED)
+    assert out.returncode == 1
+    [line] = [l for l in out.stdout.splitlines() if "DIFFERS" in l]
+    assert line.split()[:3] == ["wealth", "65.01", "65.0"]
+
+
+def test_rubric_1_0_report_reads_with_its_reason(fixtures_platform):
+    out = run(fixtures_platform, OLD_1_0)
+    assert out.returncode == 0, out.stderr
+    assert "rubric 1.0" in out.stdout
+    assert "read under 1.0: A saved copy of the report served on 12 March 2026" in out.stdout
+    assert "no events or counters were recorded for this agent" in out.stdout
+
+
+def test_rubric_option_asks_for_the_version(fixtures_platform):
+    out = run(fixtures_platform, "--rubric", "2.2", CLEAN)
+    assert out.returncode == 0, out.stderr
+    assert "rubric 2.2" in out.stdout
+    assert "/api/matches/%s/report?rubric=2.2" % CLEAN in fixtures_platform.requests
+
+
+def test_unknown_rubric_refused_before_any_request(fixtures_platform):
+    out = run(fixtures_platform, "--rubric", "3.0", CLEAN)
+    assert out.returncode == 2
+    assert "3.0" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_playing_match_exits_2_with_the_platform_reason(fixtures_platform):
+    out = run(fixtures_platform, PLAYING)
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith("409 the match is still playing: The match is still playing: round 212 of 400.")
+    assert out.stdout == ""
+
+
+def test_unknown_match_is_404(fixtures_platform):
+    out = run(fixtures_platform, "m_ae46e7653d21")
+    assert out.returncode == 2
+    assert "404 not found" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_malformed_id_never_reaches_a_url(fixtures_platform):
+    before = len(fixtures_platform.requests)
+    for bad in ("m_AA6F85FAB659", "m_aa6f85fab65", "../../etc/passwd", "m_aa6f85fab659?x=1"):
+        out = run(fixtures_platform, bad)
+        assert out.returncode == 2
+        assert "neither a match id" in out.stderr
+    assert len(fixtures_platform.requests) == before
+
+
+def test_several_matches_summary_and_worst_exit(fixtures_platform):
+    out = run(fixtures_platform, CLEAN, TAMPERED, EXPLAINED)
+    assert out.returncode == 1
+    assert ("3 matches (0 unreadable), 12 seats: Fitness Index reproduced for 12 of 12 seats; "
+            "final wealth for 12 of 12") in out.stdout
+    out = run(fixtures_platform, CLEAN, PLAYING)
+    assert out.returncode == 2
+    assert "2 matches (1 unreadable)" in out.stdout
+
+
+def test_offline_folder_and_save(fixtures_platform, tmp_path):
+    out = run(fixtures_platform, "--save", str(tmp_path), EXPLAINED)
+    assert out.returncode == 0, out.stderr
+    saved = tmp_path / EXPLAINED
+    assert sorted(p.relative_to(saved).as_posix() for p in saved.rglob("*.json")) == [
+        "export/1.json", "report.json"]
+    for name in ("export/1.json", "report.json"):
+        assert (saved / name).read_bytes() == (FIXTURES / "api/matches" / EXPLAINED / name).read_bytes()
+    offline = run_script("recompute.py", str(saved))
+    assert offline.returncode == 0, offline.stderr
+    assert offline.stdout == out.stdout
+
+
+def test_offline_missing_report_exits_2(tmp_path):
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "1.json").write_bytes(
+        (FIXTURES / "api/matches" / CLEAN / "export/1.json").read_bytes())
+    out = run_script("recompute.py", str(tmp_path))
+    assert out.returncode == 2
+    assert "report.json: cannot read" in out.stderr
+
+
+def test_json_document(fixtures_platform):
+    out = run(fixtures_platform, "--json", CLEAN, TAMPERED)
+    assert out.returncode == 1
+    doc = json.loads(out.stdout)
+    assert doc["exit"] == 1
+    assert doc["summary"]["seats"] == 7
+    first, second = doc["matches"]
+    assert (first["matchId"], first["exit"], first["figuresSame"], first["figuresCompared"]) == (CLEAN, 0, 32, 32)
+    row = [r for s in second["seats"] for r in s["figures"] if r["same"] is False]
+    assert row == [{"figure": "wealth", "published": 65.01, "recomputed": 65.0, "same": False}]
+
+
+def test_base_from_environment(fixtures_platform):
+    out = run_script("recompute.py", CLEAN, env={"DAISHI_BASE": fixtures_platform.url})
+    assert out.returncode == 0, out.stderr

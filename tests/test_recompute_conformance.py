@@ -1,0 +1,81 @@
+"""The matches of the platform's conformance corpus, served over loopback HTTP.
+
+Skipped, with a message, where ../shared/conformance is not beside this clone.
+"""
+import json
+
+import pytest
+
+from conftest import SHARED, load_script, run_script
+
+rc = load_script("recompute")
+
+
+def manifest():
+    path = SHARED / "manifest.json"
+    return json.loads(path.read_text("utf-8")) if path.is_file() else {"matches": []}
+
+
+MATCHES = manifest()["matches"]
+
+
+def ids(entries):
+    return [e["id"] + "-" + e.get("label", "") for e in entries]
+
+
+@pytest.mark.parametrize("entry", MATCHES, ids=ids(MATCHES))
+def test_match_comes_out_as_the_manifest_says(entry, conformance_platform):
+    out = run_script("recompute.py", "--base", conformance_platform.url, entry["id"])
+    assert "Traceback" not in out.stderr
+    expected = entry["expected"]
+    if expected == "playing":
+        assert out.returncode == 2
+        assert "still playing" in out.stderr
+        return
+    differs = [line for line in out.stdout.splitlines() if line.endswith("DIFFERS")]
+    if expected in ("same", "explained"):
+        assert out.returncode == 0, differs or out.stderr
+        assert ("explained: as logged" in out.stdout) == (expected == "explained")
+    else:
+        assert expected == "differs"
+        assert out.returncode == 1
+        assert differs, out.stdout
+        tamper = entry["tamper"]
+        named = {line.split()[0] for line in differs}
+        if "report.json" in tamper:  # e.g. "report.json scorecards[4] (a_5) dimensions.economy 43.9 -> 44.0"
+            figure = tamper.split()[3].split(".")[-1]
+            assert figure in named
+        else:  # a tampered archive or event: the wealth no longer replays
+            assert "wealth replay" in " ".join(differs)
+
+
+@pytest.mark.parametrize("entry", [e for e in MATCHES if e["expected"] != "playing"],
+                         ids=ids([e for e in MATCHES if e["expected"] != "playing"]))
+def test_every_rubric_version_recomputes(entry, conformance):
+    """Each saved `report/<V>.json` recomputes under V (read in-process, for speed)."""
+    folder = conformance / "api/matches" / entry["id"]
+    versions = sorted(p.stem for p in (folder / "report").glob("*.json"))
+    assert versions == list(rc.RUBRICS)
+    for version in versions:
+        archive, report = rc.read_match(rc.SavedCopies(str(folder)), version)
+        result = rc.audit(archive, report)
+        wrong = [(s["agentId"], r["figure"]) for s in result["seats"] for r in s["figures"]
+                 if r["same"] is False and r["figure"] != "wealth replay"]
+        assert wrong == [], version
+        assert result["checksAgree"] == result["checksMade"]
+
+
+def test_unknown_match_id(conformance, conformance_platform):
+    out = run_script("recompute.py", "--base", conformance_platform.url, manifest()["unknownMatchId"])
+    assert out.returncode == 2
+    assert "404" in out.stderr
+
+
+def test_corpus_summary(conformance, conformance_platform):
+    """All clean and explained matches at once: one summary line over every seat."""
+    clean = [e["id"] for e in MATCHES if e["expected"] in ("same", "explained")]
+    out = run_script("recompute.py", "--base", conformance_platform.url, *clean)
+    assert out.returncode == 0
+    seats = sum(e["fieldSize"] for e in MATCHES if e["expected"] in ("same", "explained"))
+    assert ("%d matches (0 unreadable), %d seats: Fitness Index reproduced for %d of %d seats"
+            % (len(clean), seats, seats, seats)) in out.stdout
