@@ -28,6 +28,8 @@ Python 3.9 or later, standard library only.
 import argparse
 import json
 import math
+import operator
+from operator import itemgetter
 import os
 import re
 import sys
@@ -35,7 +37,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
+from heapq import merge
 
 # ---------------------------------------------------------------- constants
 
@@ -98,6 +101,7 @@ COUNTED_EVENTS = {
     "agent_dormant": "dormant", "agent_awake": "awake",
 }
 STATUSES = ("active", "dormant", "dead")
+STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
 NOT_RECORDED_NOTE = "no events or counters were recorded for this agent"
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
 
@@ -481,8 +485,9 @@ def read_errata(errata, at):
     return out
 
 
-# Events: each known type's fields, beyond seq, tick and type. "seat" fields
-# must name a roster seat; "items" are item maps; "region"/"text" strings.
+# Events: each known type's fields, beyond seq, tick and type, and their forms.
+FORMS = {"seat": "a seat of the roster", "text": "a string", "count": "an integer >= 0",
+         "positive": "an integer >= 1", "items": "item names mapped to integers >= 1"}
 EVENT_FIELDS = {
     "agent_spawned": (("agentId", "seat"), ("region", "text")),
     "agent_registered": (("agentId", "seat"), ("region", "text")),
@@ -509,58 +514,103 @@ EVENT_FIELDS = {
 
 
 def read_events(pages, names, archive):
-    """The whole log, checked: seq in order, ticks in range, fields typed."""
+    """The whole log, checked (§11), and its events grouped by type in log order.
+
+    A log is checked in bulk, a column at a time, which keeps a long log
+    fast to read; only a log that fails is walked event by event, to name
+    the page, the event and the field that is wrong.
+    """
+    log = [event for page in pages for event in page["events"]]
     roster = {seat["id"] for seat in archive["seats"]}
-    log, tick = [], archive["start"]
+    by_type = checked_groups(log, archive, roster)
+    if by_type is None:
+        locate_bad_event(pages, names, archive, roster)
+        raise RecordError("%s: the event log is not well formed" % names[0])
+    return log, by_type
+
+
+def checked_groups(log, archive, roster):
+    """The events by type where every check of §11 holds, else None."""
+    try:
+        if set(map(type, log)) - {dict}:
+            return None
+        seqs, ticks, kinds = (list(map(itemgetter(key), log)) for key in ("seq", "tick", "type"))
+    except KeyError:
+        return None
+    if set(map(type, seqs + ticks)) - {int} or seqs != list(range(1, len(log) + 1)):
+        return None
+    if ticks and (ticks[0] < archive["start"] or ticks[-1] > archive["end"]
+                  or not all(map(operator.le, ticks, ticks[1:]))):
+        return None
+    if set(map(type, kinds)) - {str}:
+        return None
+    by_type = {}
+    for event, kind in zip(log, kinds):
+        group = by_type.get(kind)
+        if group is None:
+            group = by_type[kind] = []
+        group.append(event)
+    for kind, fields in EVENT_FIELDS.items():
+        events = by_type.get(kind, [])
+        if not all(column_ok(events, key, form, roster) for key, form in fields):
+            return None
+    for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
+        agents, givers, takers = (list(map(itemgetter(key), by_type.get(kind, [])))
+                                  for key in ("agentId", "from", "to"))
+        if any(map(operator.eq, givers, takers)) or agents != (givers if side == "from" else takers):
+            return None
+    return by_type
+
+
+def column_ok(events, key, form, roster):
+    """Whether one field of every event of a type has its form."""
+    try:
+        values = list(map(itemgetter(key), events))
+        if form == "seat":
+            return set(values) <= roster
+        if form == "text":
+            return not set(map(type, values)) - {str}
+        if form == "items":
+            if set(map(type, values)) - {dict}:
+                return False
+            values = [qty for items in values for qty in items.values()]
+        floor = 0 if form == "count" else 1
+        return not set(map(type, values)) - {int} and (not values or min(values) >= floor)
+    except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
+        return False
+
+
+def locate_bad_event(pages, names, archive, roster):
+    """Walk the log event by event and raise an error naming the first bad one."""
+    expected, tick = 1, archive["start"]
     for page, name in zip(pages, names):
         for i, event in enumerate(page["events"]):
             at = "%s: events[%d]" % (name, i)
-            if not isinstance(event, dict):
-                raise RecordError("%s: expected an object" % at)
+            if type(event) is not dict:
+                raise RecordError("%s: expected an object, got %s" % (at, shown(event)))
             seq = event.get("seq")
-            if seq != len(log) + 1 or type(seq) is not int:
-                raise RecordError("%s.seq: %s, expected %d (seq is the position in the log)"
-                                  % (at, shown(seq), len(log) + 1))
+            if type(seq) is not int or seq != expected:
+                raise RecordError("%s.seq: expected %d (seq is the position in the log), got %s"
+                                  % (at, expected, shown(seq)))
             at = "%s (seq %d)" % (at, seq)
             now = event.get("tick")
             if type(now) is not int or not tick <= now <= archive["end"]:
-                raise RecordError("%s.tick: %s, expected an integer from %d to %d"
-                                  % (at, shown(now), tick, archive["end"]))
-            tick = now
+                raise RecordError("%s.tick: expected an integer from %d to %d (ticks never decrease), got %s"
+                                  % (at, tick, archive["end"], shown(now)))
             kind = event.get("type")
-            if not isinstance(kind, str):
+            if type(kind) is not str:
                 raise RecordError("%s.type: expected a string, got %s" % (at, shown(kind)))
             for key, form in EVENT_FIELDS.get(kind, ()):
-                check_event_field(event, key, form, roster, at)
-            if kind == "trade_completed" or kind == "trade_fulfilled":
-                check_trade(event, kind, at)
-            log.append(event)
-    return log
-
-
-def check_event_field(event, key, form, roster, at):
-    value = field(event, key, at)
-    where = "%s.%s" % (at, key)
-    if form == "seat":
-        if not isinstance(value, str) or value not in roster:
-            raise RecordError("%s: %s names no seat of the roster" % (where, shown(value)))
-    elif form == "text":
-        as_text(value, where)
-    elif form == "items":
-        as_quantities(value, where, True)
-    elif form == "positive":
-        if type(value) is not int or value < 1:
-            raise RecordError("%s: expected an integer >= 1, got %s" % (where, shown(value)))
-    else:
-        as_count(value, where)
-
-
-def check_trade(event, kind, at):
-    if event["from"] == event["to"]:
-        raise RecordError("%s: a trade's from and to are the same seat" % at)
-    side = "from" if kind == "trade_completed" else "to"
-    if event["agentId"] != event[side]:
-        raise RecordError("%s.agentId: must equal %s on %s" % (at, side, kind))
+                if not column_ok([event], key, form, roster):
+                    got = "missing" if key not in event else "got " + shown(event[key])
+                    raise RecordError("%s.%s: expected %s, %s" % (at, key, FORMS[form], got))
+            if kind in ("trade_completed", "trade_fulfilled"):
+                side = "from" if kind == "trade_completed" else "to"
+                if event["from"] == event["to"]:
+                    raise RecordError("%s: a trade's from and to are the same seat" % at)
+                if event["agentId"] != event[side]:
+                    raise RecordError("%s.agentId: expected the trade's %s on %s" % (at, side, kind))
+            expected, tick = expected + 1, now
 
 
 def read_report(raw, name, seats, version):
@@ -631,12 +681,18 @@ def read_match(source, version):
             raise RecordError("%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), match_id))
     archive["id"] = match_id
     archive["errata"] = read_errata(pages[0]["errata"], names[0] + ": errata")
-    archive["events"] = read_events(pages, names, archive)
+    archive["events"], archive["byType"] = read_events(pages, names, archive)
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] is not None and report["matchId"] != match_id:
         raise RecordError("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), match_id))
     return archive, report
+
+
+def events_of(archive, *kinds):
+    """The events of these types, in log order."""
+    groups = [archive["byType"].get(kind, []) for kind in kinds]
+    return groups[0] if len(groups) == 1 else list(merge(*groups, key=lambda e: e["seq"]))
 
 
 # ------------------------------------------------------------- §2 wealth
@@ -662,7 +718,7 @@ def replay_structures(events, end, skipped, notes):
 
     for event in events:
         kind = event["type"]
-        if kind not in ("build", "repair", "deposit", "withdraw", "raid") or event["seq"] in skipped:
+        if kind not in STRUCTURE_EVENTS or event["seq"] in skipped:
             continue
         tick, sid = event["tick"], event["structureId"]
         structure = standing.get(sid)
@@ -714,27 +770,29 @@ def wealth_replays(archive, notes):
             if item not in known:
                 notes.add("%s holds %r, an item the rubric values at 0" % (seat["id"], item))
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
-    logged = replay_structures(archive["events"], archive["end"], set(), notes)
+    events = events_of(archive, *STRUCTURE_EVENTS)
+    logged = replay_structures(events, archive["end"], set(), notes)
     as_logged = [replay_wealth(seat, logged, values) for seat in archive["seats"]]
     if not skipped:
         return as_logged, None
-    corrected = replay_structures(archive["events"], archive["end"], skipped, notes)
+    corrected = replay_structures(events, archive["end"], skipped, notes)
     return as_logged, [replay_wealth(seat, corrected, values) for seat in archive["seats"]]
 
 
 # ------------------------------------------------------ §3 counters, rates
 
-def count_events(events, seats):
-    """§3.1: each seat's eleven counters from the events it is the agentId of."""
+def count_events(by_type, seats):
+    """§3.1: each seat's eleven counters, and the seats some event names."""
     counts = {seat["id"]: dict.fromkeys(COUNTERS, 0) for seat in seats}
     named = set()
-    for event in events:
-        agent = event.get("agentId")
-        counter = COUNTED_EVENTS.get(event["type"])
-        if agent is not None and event["type"] in EVENT_FIELDS and event["type"] != "region_collapsed":
-            named.add(agent)
-        if counter is not None:
-            counts[agent][counter] += 1
+    for kind, fields in EVENT_FIELDS.items():
+        if fields[0][0] != "agentId":
+            continue
+        counter = COUNTED_EVENTS.get(kind)
+        for event in by_type.get(kind, ()):
+            named.add(event["agentId"])
+            if counter is not None:
+                counts[event["agentId"]][counter] += 1
     return counts, named
 
 
@@ -742,7 +800,7 @@ def seat_counters(archive, report):
     """Each seat's counters and messages, or None where not recorded (§3.1)."""
     events, metrics = archive["events"], archive["metrics"] or {}
     if events:
-        counts, named = count_events(events, archive["seats"])
+        counts, named = count_events(archive["byType"], archive["seats"])
     else:
         counts, named = {}, set()
     out = {}
@@ -804,7 +862,8 @@ def map_coverage(archive):
     """Each seat's coverage, and whether the archive has a map record."""
     exploration = archive["exploration"]
     if archive["events"]:
-        visited, has_spawn = regions_visited(archive["events"], archive["seats"])
+        moves = events_of(archive, "agent_spawned", "agent_registered", "move")
+        visited, has_spawn = regions_visited(moves, archive["seats"])
         coverage = {sid: coverage_of(len(v), archive["regions"]) for sid, v in visited.items()}
         return coverage, visited, has_spawn or exploration is not None
     block = exploration or {}
@@ -882,8 +941,9 @@ def commons_shares(events, seats):
 def trade_ledger(archive, values):
     """The ledger the rules read: from events, else the block, else none."""
     if archive["events"]:
-        pairs = ledger_from_events(archive["events"], values)
-        return {"pairs": pairs, "commons": commons_shares(archive["events"], archive["seats"]),
+        pairs = ledger_from_events(events_of(archive, "trade_completed"), values)
+        draws = events_of(archive, "gather", "region_collapsed")
+        return {"pairs": pairs, "commons": commons_shares(draws, archive["seats"]),
                 "hasRep": True, "source": "events"}
     block = archive["ledger"]
     if block is None:
