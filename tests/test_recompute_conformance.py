@@ -16,15 +16,17 @@ def manifest():
     return json.loads(path.read_text("utf-8")) if path.is_file() else {"matches": []}
 
 
-MATCHES = manifest()["matches"]
+# Without the corpus, one placeholder case that the `conformance` fixture skips with its message.
+MATCHES = manifest()["matches"] or [None]
+READABLE = [e for e in MATCHES if e is None or e["expected"] != "playing"]
 
 
 def ids(entries):
-    return [e["id"] + "-" + e.get("label", "") for e in entries]
+    return [e["id"] + "-" + e.get("label", "") if e else "corpus-absent" for e in entries]
 
 
 @pytest.mark.parametrize("entry", MATCHES, ids=ids(MATCHES))
-def test_match_comes_out_as_the_manifest_says(entry, conformance_platform):
+def test_match_comes_out_as_the_manifest_says(conformance_platform, entry):
     out = run_script("recompute.py", "--base", conformance_platform.url, entry["id"])
     assert "Traceback" not in out.stderr
     expected = entry["expected"]
@@ -49,9 +51,8 @@ def test_match_comes_out_as_the_manifest_says(entry, conformance_platform):
             assert "wealth replay" in " ".join(differs)
 
 
-@pytest.mark.parametrize("entry", [e for e in MATCHES if e["expected"] != "playing"],
-                         ids=ids([e for e in MATCHES if e["expected"] != "playing"]))
-def test_every_rubric_version_recomputes(entry, conformance):
+@pytest.mark.parametrize("entry", READABLE, ids=ids(READABLE))
+def test_every_rubric_version_recomputes(conformance, entry):
     """Each saved `report/<V>.json` recomputes under V (read in-process, for speed)."""
     folder = conformance / "api/matches" / entry["id"]
     versions = sorted(p.stem for p in (folder / "report").glob("*.json"))
@@ -74,6 +75,7 @@ def test_unknown_match_id(conformance, conformance_platform):
 def test_corpus_summary(conformance, conformance_platform):
     """All clean and explained matches at once: one summary line over every seat."""
     clean = [e["id"] for e in MATCHES if e["expected"] in ("same", "explained")]
+    assert len(clean) == 40
     out = run_script("recompute.py", "--base", conformance_platform.url, *clean)
     assert out.returncode == 0
     seats = sum(e["fieldSize"] for e in MATCHES if e["expected"] in ("same", "explained"))
