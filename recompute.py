@@ -46,7 +46,6 @@ DEFAULT_BASE = "https://daishi.ai"
 BASE_ENV = "DAISHI_BASE"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
-PUBLISHED_RUBRIC = "2.4"
 
 TIMEOUT_SECONDS = 30          # per request, connect and read alike
 MAX_RESPONSE_BYTES = 64 << 20  # one page or report
@@ -102,7 +101,6 @@ COUNTED_EVENTS = {
 }
 STATUSES = ("active", "dormant", "dead")
 STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
-NOT_RECORDED_NOTE = "no events or counters were recorded for this agent"
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
 
 
@@ -152,7 +150,6 @@ class Downloads:
         self.match_id = match_id
         self.save_dir = save_dir
         self.opener = urllib.request.build_opener(SameOriginRedirects(self.origin))
-        self.label = match_id
 
     def page(self, number):
         url = "%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number)
@@ -180,7 +177,6 @@ class SavedCopies:
 
     def __init__(self, folder):
         self.folder = folder
-        self.label = folder
 
     def page(self, number):
         return self.read(("export", "%d.json" % number))
@@ -1225,9 +1221,13 @@ def replay_row(seat, result, errata, has_events):
     """
     row = {"figure": "wealth replay", "published": seat["wealth"], "recomputed": result["replay"],
            "same": result["replay"] == seat["wealth"]}
-    if not row["same"] and result["replayWithoutErrata"] == seat["wealth"]:
-        row.update(same=True, recomputed=result["replayWithoutErrata"], asLogged=result["replay"],
-                   explainedBy=[e["id"] for e in errata if e["events"]])
+    corrected = result["replayWithoutErrata"]
+    if corrected is not None and corrected != result["replay"]:
+        # The errata's events move this seat's wealth: say which reading the archive's matches.
+        row.update(asLogged=result["replay"], withoutErrata=corrected,
+                   errata=[e["id"] for e in errata if e["events"]])
+        if not row["same"] and corrected == seat["wealth"]:
+            row.update(same=True, recomputed=corrected, explained=True)
     elif not row["same"] and not has_events and result["replay"] < seat["wealth"]:
         row.update(same=None, uncounted="inventory only: no event log shows the structures")
     return row
@@ -1294,15 +1294,19 @@ def print_audit(result, out):
             e["id"], e["title"], shorten(e["events"]), text(e["agents"]), text(e["affects"]),
             text(e["scoresDepend"])))
     for seat in result["seats"]:
-        w("\n%s  %s  %s\n" % (seat["agentId"], seat["name"], seat["model"]))
+        w("\n%s  %s  %s%s\n" % (seat["agentId"], seat["name"], seat["model"],
+                                "  (counters not recorded)" if seat["notRecorded"] else ""))
         w("  %-19s %-24s %-24s\n" % ("figure", "published", "recomputed"))
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
             w("  %-19s %-24s %-24s %s\n" % (row["figure"], text(row["published"]),
                                              text(row["recomputed"]), verdict))
-            if row.get("explainedBy"):
-                w("    explained: as logged the log replays %s; without the events of %s it replays %s\n"
-                  % (text(row["asLogged"]), ", ".join(row["explainedBy"]), text(row["recomputed"])))
+            if "withoutErrata" in row:
+                erratum = ", ".join(row["errata"])
+                reading = ("explained by " + erratum if row.get("explained") else
+                           "the archive's is the log as logged" if row["same"] else "the archive's is neither")
+                w("    as logged %s; without %s's events %s: %s\n"
+                  % (text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
             if row.get("uncounted"):
                 w("    %s\n" % row["uncounted"])
         for note in seat["notes"]:

@@ -33,7 +33,7 @@ def test_erratum_explains_the_replay(fixtures_platform):
     out = run(fixtures_platform, EXPLAINED)
     assert out.returncode == 0, out.stderr
     assert out.stdout.index("erratum E3") < out.stdout.index("a_1  Seat 1")
-    assert "as logged the log replays 694.33; without the events of E3 it replays 361.08" in out.stdout
+    assert "    as logged 694.33; without E3's events 361.08: explained by E3\n" in out.stdout
 
 
 def test_tampered_wealth_differs(fixtures_platform):
