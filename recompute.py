@@ -29,6 +29,7 @@ import argparse
 import json
 import math
 import operator
+from collections import Counter
 from operator import itemgetter
 import os
 import re
@@ -561,17 +562,17 @@ def checked_groups(log, archive, roster):
 def column_ok(events, key, form, roster):
     """Whether one field of every event of a type has its form."""
     try:
-        values = list(map(itemgetter(key), events))
         if form == "seat":
-            return set(values) <= roster
+            return set(map(itemgetter(key), events)) <= roster
         if form == "text":
-            return not set(map(type, values)) - {str}
+            return set(map(type, map(itemgetter(key), events))) <= {str}
+        values = list(map(itemgetter(key), events))
         if form == "items":
-            if set(map(type, values)) - {dict}:
+            if not set(map(type, values)) <= {dict}:
                 return False
             values = [qty for items in values for qty in items.values()]
         floor = 0 if form == "count" else 1
-        return not set(map(type, values)) - {int} and (not values or min(values) >= floor)
+        return set(map(type, values)) <= {int} and (not values or min(values) >= floor)
     except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
         return False
 
@@ -784,11 +785,12 @@ def count_events(by_type, seats):
     for kind, fields in EVENT_FIELDS.items():
         if fields[0][0] != "agentId":
             continue
+        per_seat = Counter(map(itemgetter("agentId"), by_type.get(kind, ())))
+        named.update(per_seat)
         counter = COUNTED_EVENTS.get(kind)
-        for event in by_type.get(kind, ()):
-            named.add(event["agentId"])
-            if counter is not None:
-                counts[event["agentId"]][counter] += 1
+        if counter is not None:
+            for agent, n in per_seat.items():
+                counts[agent][counter] += n
     return counts, named
 
 
@@ -905,25 +907,26 @@ def ledger_from_events(events, values):
     return pairs
 
 
-def commons_shares(events, seats):
-    """§4: each seat's share of the pools that collapsed while several drew."""
+def commons_shares(gathers, collapses, seats):
+    """§4: each seat's share of the pools that collapsed while several drew.
+
+    `gathers` and `collapses` are the log's events of those types, in log order.
+    """
     draws = {}
-    for event in events:
-        if event["type"] == "gather":
-            draws.setdefault((event["region"], event["resource"]), []).append(
-                (event["tick"], event["agentId"], event["gathered"]))
-    ticks = {key: [d[0] for d in rows] for key, rows in draws.items()}
+    for event in gathers:
+        key = (event["region"], event["resource"])
+        rows = draws.get(key)
+        if rows is None:
+            rows = draws[key] = ([], [])
+        rows[0].append(event["tick"])
+        rows[1].append(event)
     sums = {seat["id"]: 0.0 for seat in seats}
-    for event in events:
-        if event["type"] != "region_collapsed":
-            continue
-        key, c = (event["region"], event["resource"]), event["tick"]
-        rows = draws.get(key, [])
-        lo = bisect_right(ticks.get(key, []), c - COMMONS_WINDOW)
-        hi = bisect_right(ticks.get(key, []), c)
+    for event in collapses:
+        ticks, events = draws.get((event["region"], event["resource"]), ([], []))
+        c = event["tick"]
         units = {}
-        for _, agent, gathered in rows[lo:hi]:
-            units[agent] = units.get(agent, 0) + gathered
+        for gather in events[bisect_right(ticks, c - COMMONS_WINDOW):bisect_right(ticks, c)]:
+            units[gather["agentId"]] = units.get(gather["agentId"], 0) + gather["gathered"]
         if len(units) < 2:
             continue
         total = 0
@@ -938,8 +941,9 @@ def trade_ledger(archive, values):
     """The ledger the rules read: from events, else the block, else none."""
     if archive["events"]:
         pairs = ledger_from_events(events_of(archive, "trade_completed"), values)
-        draws = events_of(archive, "gather", "region_collapsed")
-        return {"pairs": pairs, "commons": commons_shares(draws, archive["seats"]),
+        commons = commons_shares(events_of(archive, "gather"), events_of(archive, "region_collapsed"),
+                                 archive["seats"])
+        return {"pairs": pairs, "commons": commons,
                 "hasRep": True, "source": "events"}
     block = archive["ledger"]
     if block is None:

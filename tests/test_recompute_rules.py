@@ -106,18 +106,18 @@ def test_commons_window():
         gather(6, 101, "a_3", 9),  # after: outside
         {"seq": 7, "tick": 101, "type": "region_collapsed", "region": "q", "resource": "wood"},
     ]
-    shares = rc.commons_shares(events, seats)
+    shares = rc.commons_shares([e for e in events if e["type"] == "gather"],
+                               [e for e in events if e["type"] == "region_collapsed"], seats)
     assert shares == {"a_1": rc.hu(3 / 9, 3), "a_2": rc.hu(2 / 9, 3), "a_3": rc.hu(4 / 9, 3)}
     assert shares["a_1"] == 0.333
 
 
 def test_commons_single_drawer_not_counted():
     seats = [{"id": "a_1"}, {"id": "a_2"}]
-    events = [
-        {"seq": 1, "tick": 1, "type": "gather", "agentId": "a_1", "region": "r", "resource": "ore", "gathered": 3},
-        {"seq": 2, "tick": 2, "type": "region_collapsed", "region": "r", "resource": "ore"},
-    ]
-    assert rc.commons_shares(events, seats) == {"a_1": 0.0, "a_2": 0.0}
+    gathers = [{"seq": 1, "tick": 1, "type": "gather", "agentId": "a_1", "region": "r", "resource": "ore",
+                "gathered": 3}]
+    collapses = [{"seq": 2, "tick": 2, "type": "region_collapsed", "region": "r", "resource": "ore"}]
+    assert rc.commons_shares(gathers, collapses, seats) == {"a_1": 0.0, "a_2": 0.0}
 
 
 def test_credited_trades_caps_at_five():
