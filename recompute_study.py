@@ -1,0 +1,1374 @@
+#!/usr/bin/env python3
+"""Recompute a daishi.ai study page's reading from the study's own files.
+
+A published study (a paired experiment or a series) serves two files beside
+its page, trials.csv and seats.csv, and its owner's public profile carries
+the page's reading. This script recomputes that reading by the platform's
+arithmetic (study.md): each trial's value from its focal seats; for each
+comparison against the control its pairs, mean difference, interval (Student
+t, or the anytime confidence sequence), the interval counting each map once,
+the exact sign-flip p, the percentile bootstrap and the verdict; each arm's
+mean and interval; each model's mean Fitness Index and interval. It prints
+every figure beside the page's with `same` or `DIFFERS`, runs the checks of
+the files against each other and against the page's own counts, and says
+what it took on trust.
+
+Online (everything fetched from the address's own origin):
+
+    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>
+
+Offline, or any mix: the address still names the study; these read saved copies.
+
+    --trials FILE   trials.csv          --seats FILE   seats.csv
+    --page FILE     the profile JSON    --recipe FILE  the recipe JSON (anytime rule)
+    --save DIR      keep every downloaded file in DIR (trials.csv, seats.csv,
+                    profile.json, recipe.json)
+    --json          print the result as one JSON document
+
+Exit status: 0 every figure matches and every check agrees; 1 a figure
+differs or a check fails; 2 the study cannot be read (still playing, no such
+study or a run set, no reading on the profile, no recipe under the anytime
+rule, a network failure, or a file not of the documented form).
+
+Python 3.9 or later, standard library only.
+"""
+import argparse
+import csv
+import hashlib
+import io
+import json
+import math
+import operator
+import os
+import re
+import ssl
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from array import array
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from itertools import accumulate, repeat
+from statistics import NormalDist
+
+# ---------------------------------------------------------------- constants
+
+CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
+
+TRIALS_COLUMNS = (
+    "study", "trial", "arm", "arm_label", "match", "map_seed", "spawn_seed",
+    "ended", "rounds_played", "rounds_planned", "resumed_at", "metric", "value",
+    "no_value", "pair", "pair_out", "in_comparison", "stopping_rule",
+    "comparison_level", "scenario", "scenario_hash", "rubric", "analysis", "canary",
+)
+SEATS_COLUMNS = (
+    "study", "trial", "arm", "seat", "name", "model", "harness", "focal",
+    "whole_trial", "rubric", "fitness_index", "grade", "rank", "status",
+    "survival", "economy", "social", "adaptation", "competitiveness", "turns",
+    "rounds_sat_out", "error_turns", "spend", "rests", "looks", "moves",
+    "gathers", "crafts", "builds", "repairs", "trains", "trades", "attacks",
+    "raids", "messages", "dormancies", "recoveries", "reputation", "aggression",
+    "map_coverage", "canary",
+)
+
+NO_VALUE_REASONS = ("failed", "cancelled", "seat_failed", "stopped_short",
+                    "resumed", "version", "unscored", "unmeasured")
+PAIR_OUT_REASONS = NO_VALUE_REASONS + ("no_trial", "other_seeds")
+INTEGER = r"-?[0-9]+"
+TENTHS = r"[0-9]+(\.[0-9])?"
+BOOLEAN = r"true|false"
+# Field forms (study.md §2, records.md §2.2-2.3); a column not named has a free form.
+TRIALS_FORMS = {
+    "trial": INTEGER, "arm": INTEGER, "map_seed": INTEGER, "spawn_seed": INTEGER,
+    "ended": r"completed|failed|cancelled|stopped_short",
+    "rounds_played": INTEGER, "rounds_planned": INTEGER, "resumed_at": INTEGER,
+    "value": r"-?[0-9]+(\.[0-9]{1,3})?",
+    "no_value": "|".join(NO_VALUE_REASONS),
+    "pair": r"in|out",
+    "pair_out": r"(-?[0-9]+:(%s))(;-?[0-9]+:(%s))*" % (("|".join(PAIR_OUT_REASONS),) * 2),
+    "in_comparison": BOOLEAN,
+    "stopping_rule": r"fixed|anytime",
+    "comparison_level": r"[0-9]+(\.[0-9]+)?",
+}
+SEATS_FORMS = {
+    "trial": INTEGER, "arm": INTEGER, "seat": INTEGER,
+    "focal": BOOLEAN, "whole_trial": BOOLEAN,
+    "fitness_index": TENTHS, "survival": TENTHS, "economy": TENTHS,
+    "social": TENTHS, "adaptation": TENTHS, "competitiveness": TENTHS,
+    "rank": INTEGER, "turns": INTEGER, "rounds_sat_out": INTEGER, "error_turns": INTEGER,
+    "spend": r"-?[0-9]+(\.[0-9]+)?", "reputation": r"-?[0-9]+(\.[0-9]+)?",
+    "rests": INTEGER, "looks": INTEGER, "moves": INTEGER, "gathers": INTEGER,
+    "crafts": INTEGER, "builds": INTEGER, "repairs": INTEGER, "trains": INTEGER,
+    "trades": INTEGER, "attacks": INTEGER, "raids": INTEGER, "messages": INTEGER,
+    "dormancies": INTEGER, "recoveries": INTEGER, "aggression": INTEGER,
+    "map_coverage": r"[0-9]+(\.[0-9]{1,3})?",
+}
+# Row identity and the flags every row states; every other field may be empty.
+TRIALS_REQUIRED = ("trial", "arm", "pair")
+SEATS_REQUIRED = ("trial", "arm", "seat", "focal", "whole_trial")
+
+HANDLE = r"[a-z0-9_-]{1,32}"
+STUDY_ID = r"s_[0-9a-f]{8}"
+STUDY_PATH = re.compile(r"/u/(%s)/studies/(%s)" % (HANDLE, STUDY_ID))
+RECIPE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+# study.md §1: the seat-score metrics, their range (None: rank's [1, N]) and direction.
+SEAT_METRICS = {
+    "fitness_index": ((0, 100), "higher"), "survival": ((0, 100), "higher"),
+    "economy": ((0, 100), "higher"), "social": ((0, 100), "higher"),
+    "adaptation": ((0, 100), "higher"), "competitiveness": ((0, 100), "higher"),
+    "rank": (None, "lower"), "map_coverage": ((0, 1), "higher"),
+}
+DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
+BLEND_WEIGHTS = (0.25, 0.25, 0.2, 0.15, 0.15)       # rubric.md §8, in that order
+GRADE_FLOORS = ((800, "A"), (650, "B"), (500, "C"), (350, "D"))   # index in tenths
+BREADTH_FLOOR = 500                                  # a dimension at 50.0 or more
+BREADTH_NEEDED = 3
+RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
+WITHHELD_REASONS = ("lost_trials", "owner_stop", "look_not_reached")
+
+VALUE_SCALE = 1000          # `value` in thousandths
+FITNESS_SCALE = 10          # `fitness_index` in tenths
+LOG_RATIO_SCALE = 10000     # a log ratio's D_t in ten-thousandths
+ARM_LEVEL_Q = 0.975         # an arm's and a model's 95% interval
+BOOTSTRAP_RESAMPLES = 4000
+
+# How a figure prints (study.md §6) and how close is `same` (§7).
+COMPARISON_PLACES = 3
+LOG_RATIO_PLACES = 4
+SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take
+P_PLACES = 4
+ARM_PLACES = 2
+MODEL_PLACES = 1
+VALUE_PLACES = 3
+LOOSE_UNITS = 1             # a comparison's or an arm's figure, in its last place
+EXACT_UNITS = 0             # a model's figure
+
+# SplitMix64 (study.md §4.6).
+MASK64 = (1 << 64) - 1
+SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
+SPLITMIX_MIX1 = 0xBF58476D1CE4E5B9
+SPLITMIX_MIX2 = 0x94D049BB133111EB
+SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
+
+# Student t quantile.
+LOG_SQRT_PI = 0.5 * math.log(math.pi)
+STIRLING_FROM = 30.0        # above this, log Gamma ratios come from Stirling's series
+CORNISH_FISHER_FROM = 10000  # above this many df the expansion beats the continued fraction
+CF_EPSILON = 1e-16
+CF_TINY = 1e-300
+CF_MAX_TERMS = 200000
+NEWTON_MAX_STEPS = 200
+NEWTON_TOLERANCE = 4e-16
+
+# Network.
+TIMEOUT_SECONDS = 30
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+RETRY_PAUSE_SECONDS = 1.0
+USER_AGENT = "daishi-recompute-study/1"
+
+
+class Unreadable(Exception):
+    """The study cannot be read: one line for the user, exit status 2."""
+
+
+# ---------------------------------------------------------------- the address
+
+def parse_study_address(address):
+    """(origin, handle, study id) of https://host/u/<handle>/studies/<id>, else Unreadable."""
+    parts = urllib.parse.urlsplit(address)
+    match = STUDY_PATH.fullmatch(parts.path)
+    try:
+        port_ok = parts.port is None or 0 < parts.port < 65536
+    except ValueError:
+        port_ok = False
+    if (parts.scheme not in ("http", "https") or not parts.hostname or not port_ok
+            or parts.username is not None or parts.password is not None
+            or parts.query or parts.fragment or "?" in address or "#" in address
+            or match is None):
+        raise Unreadable("not a study address of the form https://daishi.ai/u/<handle>/studies/s_<8 hex digits>: %r" % address)
+    return "%s://%s" % (parts.scheme, parts.netloc), match.group(1), match.group(2)
+
+
+# ---------------------------------------------------------------- fetching
+
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only within the study's own origin."""
+
+    def __init__(self, origin):
+        super().__init__()
+        self.origin = origin
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
+        if "%s://%s" % (parts.scheme, parts.netloc) != self.origin:
+            raise Unreadable("%s redirects to %s://%s, another origin: refused"
+                             % (req.full_url, parts.scheme, parts.netloc))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _reason(body):
+    try:
+        reason = json.loads(body.decode("utf-8")).get("reason")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    return reason if isinstance(reason, str) else None
+
+
+def _read_capped(response, url):
+    length = response.headers.get("Content-Length")
+    if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
+        raise Unreadable("%s: %s bytes is over the %d-byte cap" % (url, length, MAX_RESPONSE_BYTES))
+    body = response.read(MAX_RESPONSE_BYTES + 1)
+    if len(body) > MAX_RESPONSE_BYTES:
+        raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
+    return body
+
+
+def fetch(origin, path, what):
+    """The body of origin+path (200 only); 409, 404 and other failures are Unreadable."""
+    url = origin + path
+    opener = urllib.request.build_opener(
+        _SameOrigin(origin), urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    for attempt in (1, 2):
+        try:
+            with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
+                return _read_capped(response, url)
+        except urllib.error.HTTPError as error:
+            body = error.read(MAX_RESPONSE_BYTES) if error.fp is not None else b""
+            if error.code >= 500 and attempt == 1:
+                time.sleep(RETRY_PAUSE_SECONDS)
+                continue
+            if error.code == 409:
+                raise Unreadable("the study is still playing (%s answers 409): %s"
+                                 % (what, _reason(body) or "no reason given"))
+            if error.code == 404:
+                raise Unreadable("%s answers 404: no such %s%s" % (
+                    url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
+            raise Unreadable("%s answers HTTP %d%s" % (url, error.code,
+                                                      ": " + _reason(body) if _reason(body) else ""))
+        except Unreadable:
+            raise
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
+    raise AssertionError("unreachable")
+
+
+def save_copy(directory, name, body):
+    """Keep a downloaded file as DIR/name; replacing (not following) whatever is there."""
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(body)
+        os.replace(temporary, os.path.join(directory, name))
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+# ---------------------------------------------------------------- the files
+
+def read_csv(body, name, columns, forms, required):
+    """Rows of a study CSV as dicts (with `_line`), every field checked for its form."""
+    if body.startswith(b"\xef\xbb\xbf"):
+        body = body[3:]
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)"
+                         % (name, body[error.start], error.start))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise Unreadable("%s is empty: not a study file" % name)
+        if tuple(header) != columns:
+            if text.lstrip()[:1] == "<":
+                raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
+            got = ",".join(header)
+            raise Unreadable("%s line 1: the header is not %s's columns in order (got %r)"
+                             % (name, name, got[:120]))
+        patterns = {column: re.compile(form) for column, form in forms.items()}
+        rows = []
+        for fields in reader:
+            line = reader.line_num
+            if len(fields) != len(columns):
+                raise Unreadable("%s line %d: %d fields, the header has %d"
+                                 % (name, line, len(fields), len(columns)))
+            row = dict(zip(columns, fields))
+            for column in columns:
+                field = row[column]
+                if field == "":
+                    if column in required:
+                        raise Unreadable("%s line %d, column %s: empty" % (name, line, column))
+                elif column in patterns and not patterns[column].fullmatch(field):
+                    raise Unreadable("%s line %d, column %s: %r is not of the form %s"
+                                     % (name, line, column, field, forms[column]))
+            row["_line"] = line
+            rows.append(row)
+    except csv.Error as error:
+        raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+    return rows
+
+
+def check_order(rows, name, key_columns):
+    previous = None
+    for row in rows:
+        key = tuple(int(row[column]) for column in key_columns)
+        if previous is not None and key <= previous:
+            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
+                             % (name, row["_line"], ", ".join(key_columns)))
+        previous = key
+
+
+def read_trials(body):
+    rows = read_csv(body, "trials.csv", TRIALS_COLUMNS, TRIALS_FORMS, TRIALS_REQUIRED)
+    if not rows:
+        raise Unreadable("trials.csv has no rows: not a published study")
+    check_order(rows, "trials.csv", ("trial", "arm"))
+    return rows
+
+
+def read_seats(body):
+    rows = read_csv(body, "seats.csv", SEATS_COLUMNS, SEATS_FORMS, SEATS_REQUIRED)
+    check_order(rows, "seats.csv", ("trial", "arm", "seat"))
+    return rows
+
+
+def exact_units(text, places):
+    """Decimal text as an exact integer count of 10**-places (no float in between)."""
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("-").partition(".")
+    units = int(whole) * 10 ** places + int((fraction + "0" * places)[:places] or "0")
+    return -units if negative else units
+
+
+def read_json(body, name):
+    def no_constant(token):
+        raise ValueError("%s is not a JSON number" % token)
+    try:
+        return json.loads(body.decode("utf-8"), parse_constant=no_constant)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise Unreadable("%s is not JSON: %s" % (name, error))
+
+
+def find_reading(profile, study_id):
+    """The study's card and reading on the owner's profile, else Unreadable."""
+    studies = profile.get("studies") if isinstance(profile, dict) else None
+    if not isinstance(studies, list):
+        raise Unreadable("the profile JSON has no list of studies")
+    for card in studies:
+        if isinstance(card, dict) and card.get("id") == study_id:
+            if card.get("kind") == "runset":
+                raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
+            reading = card.get("reading")
+            if not isinstance(reading, dict):
+                raise Unreadable("the profile's card for %s holds no reading" % study_id)
+            return card, reading
+    raise Unreadable("the profile holds no card for %s" % study_id)
+
+
+def read_rho(recipe, recipe_id):
+    if not isinstance(recipe, dict):
+        raise Unreadable("the recipe JSON is not an object")
+    if recipe.get("id") != recipe_id:
+        raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
+    anytime = recipe.get("anytime")
+    rho = anytime.get("rho") if isinstance(anytime, dict) else None
+    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 < rho < math.inf:
+        raise Unreadable("recipe %s: anytime.rho is not a positive number" % recipe_id)
+    return float(rho)
+
+
+# ---------------------------------------------------------------- arithmetic
+
+def hu(x, places):
+    """Half up on the double (rubric.md §1)."""
+    scale = float(10 ** places)
+    return math.floor(x * scale + 0.5) / scale
+
+
+def mean_and_spread(s1, s2, n, scale):
+    """Mean and sample spread of n exact integers from their sum and sum of squares."""
+    mean = s1 / (n * scale)
+    spread = math.sqrt((n * s2 - s1 * s1) / (n * (n - 1))) / scale if n >= 2 else None
+    return mean, spread
+
+
+def cut(interval, bounds):
+    if interval is None or bounds is None:
+        return interval
+    low, high = bounds
+    return tuple(min(max(end, low), high) for end in interval)
+
+
+def cluster_interval(units, clusters, scale, q):
+    """Mean ± t(G−1, q)·SE with SE counting each cluster once (study.md §4.4, §5)."""
+    n = len(units)
+    sums = {}
+    counts = {}
+    total = 0
+    for unit, cluster in zip(units, clusters):
+        sums[cluster] = sums.get(cluster, 0) + unit
+        counts[cluster] = counts.get(cluster, 0) + 1
+        total += unit
+    g = len(sums)
+    squares = 0
+    for cluster, cluster_sum in sums.items():
+        e = n * cluster_sum - counts[cluster] * total
+        squares += e * e
+    se = math.sqrt(g * squares / ((g - 1) * n ** 4)) / scale
+    mean = total / (n * scale)
+    half = t_quantile(g - 1, q) * se
+    return mean - half, mean + half
+
+
+# -- Student t quantile: tails by the incomplete beta, inverted by Newton's method.
+
+def _log_gamma_ratio(a):
+    """log(Γ(a + ½) / Γ(a)), without subtracting two large lgammas for large a."""
+    if a < STIRLING_FROM:
+        return math.lgamma(a + 0.5) - math.lgamma(a)
+
+    def series(x):
+        x2 = x * x
+        return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - 1.0 / (1680.0 * x2)) / x2) / x2) / x
+    return 0.5 * math.log(a) + (a * math.log1p(0.5 / a) - 0.5) + (series(a + 0.5) - series(a))
+
+
+def _incomplete_beta_cf(a, b, x, log_front):
+    """I_x(a, b) by its continued fraction (modified Lentz), for x < (a+1)/(a+b+2)."""
+    def guard(v):
+        return v if abs(v) >= CF_TINY else CF_TINY
+    c = 1.0
+    d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0))
+    h = d
+    for m in range(1, CF_MAX_TERMS):
+        m2 = 2 * m
+        even = m * (b - m) * x / ((a - 1.0 + m2) * (a + m2))
+        d = 1.0 / guard(1.0 + even * d)
+        c = guard(1.0 + even / c)
+        h *= d * c
+        odd = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1.0 + m2))
+        d = 1.0 / guard(1.0 + odd * d)
+        c = guard(1.0 + odd / c)
+        h *= d * c
+        if abs(d * c - 1.0) < CF_EPSILON:
+            return math.exp(log_front) * h / a
+    raise ArithmeticError("the incomplete beta continued fraction did not converge")
+
+
+def _t_tails(t, nu):
+    """(P(T > t), P(|T| < t)) for t > 0, each to full relative precision."""
+    a = 0.5 * nu
+    r = t * t / nu
+    x = 1.0 / (1.0 + r)              # ν / (ν + t²)
+    y = r / (1.0 + r)                # t² / (ν + t²), never as 1 − x
+    log_beta = LOG_SQRT_PI - _log_gamma_ratio(a)
+    log_front = -a * math.log1p(r) + 0.5 * math.log(y) - log_beta
+    if x < (a + 1.0) / (a + 2.5):
+        upper = 0.5 * _incomplete_beta_cf(a, 0.5, x, log_front)
+        return upper, 1.0 - 2.0 * upper
+    central = _incomplete_beta_cf(0.5, a, y, log_front)
+    return 0.5 - 0.5 * central, central
+
+
+def _t_density(t, nu):
+    a = 0.5 * nu
+    return math.exp(-(a + 0.5) * math.log1p(t * t / nu) - 0.5 * math.log(nu)
+                    - LOG_SQRT_PI + _log_gamma_ratio(a))
+
+
+def _cornish_fisher(nu, q):
+    """The t quantile's expansion in 1/ν about the normal's (Abramowitz & Stegun 26.7.5)."""
+    z = NormalDist().inv_cdf(q)
+    z2 = z * z
+    g1 = z * (z2 + 1.0) / 4.0
+    g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0
+    g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0
+    g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0
+    return z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
+
+
+def t_quantile(nu, q):
+    """The Student t quantile t(ν, q) for ν ≥ 1 and 0.5 ≤ q < 1, to about 1e-13 relative."""
+    if not 0.5 <= q < 1.0 or nu < 1:
+        raise ValueError("t quantile needs ν ≥ 1 and 0.5 ≤ q < 1 (ν=%r, q=%r)" % (nu, q))
+    p = 1.0 - q                          # exact for q ≥ 0.5
+    if q == 0.5:
+        return 0.0
+    if nu == 1:
+        return 1.0 / math.tan(math.pi * p)
+    if nu == 2:
+        return (1.0 - 2.0 * p) / math.sqrt(2.0 * p * (1.0 - p))
+    if nu > CORNISH_FISHER_FROM:
+        return _cornish_fisher(nu, q)
+    # Solve on whichever tail is small, so the target keeps its relative precision;
+    # Newton on the log of that tail is nearly linear in heavy and light tails alike.
+    central_side = q < 0.75
+    target = math.log(2.0 * q - 1.0 if central_side else p)
+    t = _cornish_fisher(nu, q)
+    low, high = 0.0, math.inf
+    for _ in range(NEWTON_MAX_STEPS):
+        upper, central = _t_tails(t, nu)
+        tail = central if central_side else upper
+        slope = (2.0 if central_side else -1.0) * _t_density(t, nu) / tail
+        excess = math.log(tail) - target
+        if (excess > 0) == central_side:
+            high = t
+        else:
+            low = t
+        step = t - excess / slope
+        if not low < step < high:
+            step = 0.5 * (low + high) if high < math.inf else 2.0 * t
+        if abs(step - t) <= NEWTON_TOLERANCE * step:
+            return step
+        t = step
+    raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
+
+
+# -- The exact sign-flip test.
+
+def _unpack_slots(raw, slot_bytes):
+    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`.
+
+    Each slot is first spread to whole 64-bit words by strided byte copies, so
+    the per-slot work stays in C."""
+    slots = len(raw) // slot_bytes
+    per = (slot_bytes + 7) // 8
+    spread = bytearray(8 * per * slots)
+    for j in range(slot_bytes):
+        spread[j::8 * per] = raw[j::slot_bytes]
+    words = array("Q")
+    words.frombytes(bytes(spread))
+    if sys.byteorder != "little":
+        words.byteswap()
+    values = list(words[0::per])
+    for k in range(1, per):
+        values = list(map(operator.add, values, map(operator.lshift, words[k::per], repeat(64 * k))))
+    return values
+
+
+def _subset_sum_counts(sizes):
+    """c[x] = the number of subsets of `sizes` (positive integers) summing to x.
+
+    The counts are packed into one big integer, a slot of whole bytes per sum, so
+    adding an item is one shift and one add in C. The distribution is symmetric,
+    so only sums up to half the total are kept while it is built."""
+    total = 0
+    for size in sizes:
+        total += size
+    half = total // 2
+    slot_bytes = (len(sizes) + 1 + 7) // 8          # a count is at most 2**len(sizes)
+    slot_bits = 8 * slot_bytes
+    keep_bits = (half + 1) * slot_bits
+    keep = (1 << keep_bits) - 1
+    packed = 1
+    for size in sorted(sizes):
+        packed += packed << (size * slot_bits)
+        if packed.bit_length() > keep_bits:
+            packed &= keep
+    low = _unpack_slots(packed.to_bytes((half + 1) * slot_bytes, "little"), slot_bytes)
+    return low + low[:total - half][::-1]
+
+
+def sign_flip_count(diffs):
+    """How many of the 2**n sign vectors s give |Σ s_t D_t| ≥ |Σ D_t|, counted exactly.
+
+    With a the |D_t| and x the sum of those given +, Σ s a = 2x − A; the count
+    is symmetric in x ↔ A − x, so it is twice the subsets with 2x − A ≥ |S1|.
+    Those are counted by meeting in the middle: the subset sums of each half of
+    the items, then for each sum of one half the sums of the other that reach."""
+    n = len(diffs)
+    s1 = 0
+    for d in diffs:
+        s1 += d
+    sizes = [abs(d) for d in diffs if d != 0]
+    if s1 == 0:
+        return 1 << n
+    common = 0
+    for size in sizes:
+        common = math.gcd(common, size)
+    sizes = sorted(size // common for size in sizes)
+    reach = abs(s1) // common
+    total = 0
+    for size in sizes:
+        total += size
+    threshold = (total + reach + 1) // 2             # subsets whose 2x − A ≥ reach
+    first = _subset_sum_counts(sizes[0::2])
+    second = _subset_sum_counts(sizes[1::2])
+    tail = list(accumulate(reversed(second)))[::-1] + [0]   # tail[y]: second-half subsets summing to y or more
+    everything = tail[0]
+    count = 0
+    low = max(0, threshold - (len(second) - 1))
+    high = min(threshold - 1, len(first) - 1)
+    if low <= high:
+        count += sum(map(operator.mul, first[low:high + 1], tail[threshold - high:threshold - low + 1][::-1]))
+    if threshold < len(first):
+        count += everything * sum(first[max(threshold, 0):])
+    return (2 * count) << (n - len(sizes))
+
+
+def sign_flip_p(diffs):
+    """The exact sign-flip p as a Fraction (study.md §4.5)."""
+    return Fraction(sign_flip_count(diffs), 1 << len(diffs))
+
+
+# -- The percentile bootstrap.
+
+def splitmix64(seed, count):
+    """The first `count` outputs of SplitMix64 from `seed`, all arithmetic mod 2**64.
+
+    Draws are computed a chunk at a time, each in its own 128-bit slot of one big
+    integer: a 64-bit by 64-bit product fits its slot, masking every slot to its
+    low 64 bits is the reduction mod 2**64, and state k is seed + k·γ."""
+    chunk = min(count, SPLITMIX_CHUNK) or 1
+    ramp = array("Q", bytes(16 * chunk))
+    ramp[0::2] = array("Q", range(1, chunk + 1))
+    if sys.byteorder != "little":
+        ramp.byteswap()
+    steps = SPLITMIX_GAMMA * int.from_bytes(ramp.tobytes(), "little")
+    ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
+    mask = int.from_bytes((b"\xff" * 8 + bytes(8)) * chunk, "little")
+    outputs = array("Q")
+    base = seed & MASK64
+    for _ in range(0, count, chunk):
+        z = (base * ones + steps) & mask
+        z = ((z ^ (z >> 30)) & mask) * SPLITMIX_MIX1 & mask
+        z = ((z ^ (z >> 27)) & mask) * SPLITMIX_MIX2 & mask
+        z = (z ^ (z >> 31)) & mask
+        words = array("Q", z.to_bytes(16 * chunk, "little"))
+        if sys.byteorder != "little":
+            words.byteswap()
+        outputs.extend(words[0::2])
+        base = (base + chunk * SPLITMIX_GAMMA) & MASK64
+    del outputs[count:]
+    return outputs
+
+
+def bootstrap_seed(study_id, arm):
+    return int.from_bytes(hashlib.sha256(("%s:%d" % (study_id, arm)).encode("ascii")).digest()[:8], "big")
+
+
+def bootstrap_interval(diffs, scale, seed, alpha):
+    """[Q(α/2), Q(1 − α/2)] of B resampled means (study.md §4.6)."""
+    n = len(diffs)
+    draws = splitmix64(seed, BOOTSTRAP_RESAMPLES * n)
+    pick = diffs.__getitem__
+    means = []
+    for b in range(BOOTSTRAP_RESAMPLES):
+        block = draws[b * n:(b + 1) * n]
+        means.append(sum(map(pick, [((z >> 11) * n) >> 53 for z in block])) / (n * scale))
+    means.sort()
+
+    def quantile(p):
+        h = (BOOTSTRAP_RESAMPLES - 1) * p
+        f = math.floor(h)
+        if f == BOOTSTRAP_RESAMPLES - 1:
+            return means[f]
+        return means[f] + (h - f) * (means[f + 1] - means[f])
+    return quantile(alpha / 2), quantile(1 - alpha / 2)
+
+
+# ---------------------------------------------------------------- the study's terms
+
+class Terms:
+    """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
+
+    def __init__(self, trials, seats, reading):
+        first = trials[0]
+        self.metric = first["metric"]
+        self.seat_score = self.metric in SEAT_METRICS
+        self.rule = first["stopping_rule"] or None
+        self.arms = sorted({int(row["arm"]) for row in trials})
+        self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
+        if self.seat_score:
+            bounds, self.direction = SEAT_METRICS[self.metric]
+            self.bounds = bounds or (1, max(_seats_per_match(seats).values(), default=1))
+        else:
+            self.direction = reading.get("direction")
+            if self.direction not in ("higher", "lower"):
+                raise Unreadable("the card's direction for %s is %r, not higher or lower"
+                                 % (self.metric, self.direction))
+            self.bounds = _declared_range(reading.get("range"))
+        self.effect = None
+        self.alpha = None
+        if self.rule:
+            self.effect = reading.get("effect")
+            if self.effect not in ("difference", "log_ratio"):
+                raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
+            level_text = first["comparison_level"]
+            level = float(level_text) if level_text else math.nan
+            if not 0 < level < 1:
+                raise Unreadable("trials.csv line %d, column comparison_level: %r is not a level between 0 and 1"
+                                 % (first["_line"], level_text))
+            if self.compared:
+                self.alpha = (1 - level) / len(self.compared)
+        self.scale = LOG_RATIO_SCALE if self.effect == "log_ratio" else VALUE_SCALE
+        self.places = LOG_RATIO_PLACES if self.effect == "log_ratio" else COMPARISON_PLACES
+        # A difference is held within the range's width; a log ratio is not cut.
+        width = None if self.bounds is None else self.bounds[1] - self.bounds[0]
+        self.difference_bounds = (-width, width) if width is not None and self.effect == "difference" else None
+
+
+def _seats_per_match(seats):
+    counts = {}
+    for seat in seats:
+        key = (int(seat["trial"]), int(seat["arm"]))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _declared_range(declared):
+    if declared is None:
+        return None
+    if (isinstance(declared, list) and len(declared) == 2
+            and all(isinstance(end, (int, float)) and not isinstance(end, bool) and math.isfinite(end)
+                    for end in declared)
+            and declared[0] < declared[1]):
+        return declared[0], declared[1]
+    raise Unreadable("the card's range %r is not null or [low, high]" % (declared,))
+
+
+# ---------------------------------------------------------------- §3 each trial's value
+
+def value_from_seats(row, focal_seats, metric):
+    """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
+    if not focal_seats:
+        return None
+    total = 0.0
+    for seat in focal_seats:
+        if seat[metric] == "":
+            return None
+        total += float(seat[metric])
+    mean = total / len(focal_seats)
+    return math.floor(mean * VALUE_SCALE + 0.5)
+
+
+def blended_index(seat):
+    """The Fitness Index, in tenths, that the seat's five dimensions blend to (rubric.md §8)."""
+    total = 0.0
+    for weight, dimension in zip(BLEND_WEIGHTS, DIMENSIONS):
+        total += weight * float(seat[dimension])
+    return math.floor(min(max(total, 0.0), 100.0) * 10.0 + 0.5)
+
+
+def grade_for(index_tenths, dimension_tenths, rubric):
+    grade = "F"
+    for floor_tenths, letter in GRADE_FLOORS:
+        if index_tenths >= floor_tenths:
+            grade = letter
+            break
+    broad = sum(1 for d in dimension_tenths if d >= BREADTH_FLOOR) >= BREADTH_NEEDED
+    if rubric != "1.0" and grade in ("A", "B") and not broad:
+        return "C"
+    return grade
+
+
+def scorecard_fault(seat):
+    """Why a seat's fitness index or grade is not what §3 says, or None."""
+    fields = ("fitness_index", "grade") + DIMENSIONS
+    if all(seat[f] == "" for f in fields):
+        return None
+    missing = [f for f in fields if seat[f] == ""]
+    if missing:
+        return "has a scorecard without %s" % ", ".join(missing)
+    if seat["rubric"] not in RUBRICS:
+        return "names rubric %r" % seat["rubric"]
+    index = exact_units(seat["fitness_index"], 1)
+    if blended_index(seat) != index:
+        return "fitness_index %s, its dimensions blend to %s" % (
+            seat["fitness_index"], print_figure(blended_index(seat) / 10.0, 1))
+    expected = grade_for(index, [exact_units(seat[d], 1) for d in DIMENSIONS], seat["rubric"])
+    if seat["grade"] != expected:
+        return "grade %s, its index and dimensions give %s" % (seat["grade"], expected)
+    return None
+
+
+# ---------------------------------------------------------------- §4 comparisons
+
+class Comparison:
+    """One comparison's recomputed figures; None where a figure does not exist."""
+    n = mean = interval = map_interval = maps = p = bootstrap = verdict = None
+    positive = True
+
+
+def pairs_for(arm, trials_by_trial, terms):
+    """(D_t, map) of comparison `arm`, in trial order (study.md §4.1); None if a value is ≤ 0."""
+    pairs = []
+    for trial in sorted(trials_by_trial):
+        rows = trials_by_trial[trial]
+        control, treated = rows.get(0), rows.get(arm)
+        if (treated is None or control is None or treated["pair"] != "in"
+                or treated["in_comparison"] != "true" or not treated["value"] or not control["value"]):
+            continue
+        if control["map_seed"] == "":
+            raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row" % control["_line"])
+        if terms.effect == "difference":
+            d = exact_units(treated["value"], 3) - exact_units(control["value"], 3)
+        else:
+            v0, vk = float(control["value"]), float(treated["value"])
+            if v0 <= 0 or vk <= 0:
+                return None
+            d = math.floor((math.log(vk) - math.log(v0)) * LOG_RATIO_SCALE + 0.5)
+        pairs.append((d, int(control["map_seed"])))
+    return pairs
+
+
+def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
+    result = Comparison()
+    pairs = pairs_for(arm, trials_by_trial, terms)
+    if pairs is None:
+        result.positive = False
+        return result
+    n = len(pairs)
+    if n == 0:
+        return result
+    diffs = [d for d, _ in pairs]
+    maps = [m for _, m in pairs]
+    s1 = s2 = 0
+    for d in diffs:
+        s1 += d
+        s2 += d * d
+    scale, alpha = terms.scale, terms.alpha
+    q = 1 - alpha / 2
+    result.n = n
+    result.maps = len(set(maps))
+    result.mean, spread = mean_and_spread(s1, s2, n, scale)
+    result.p = sign_flip_p(diffs)
+    if n < 2:
+        return result
+    if terms.rule == "fixed":
+        half = t_quantile(n - 1, q) * spread / math.sqrt(n)
+    else:
+        half = confidence_sequence_half(spread, n, terms.rho, alpha)
+    result.interval = cut((result.mean - half, result.mean + half), terms.difference_bounds)
+    if 2 <= result.maps < n:
+        result.map_interval = cut(cluster_interval(diffs, maps, scale, q), terms.difference_bounds)
+    if terms.rule == "fixed":
+        result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
+    if withheld is None:
+        result.verdict = verdict(terms, result, alpha)
+    return result
+
+
+def confidence_sequence_half(spread, n, rho, alpha):
+    """Half-width of the asymptotic confidence sequence (Waudby-Smith et al.), study.md §4.3."""
+    nr2 = n * (rho * rho)
+    return spread * math.sqrt(2 * (nr2 + 1) / (n * n * (rho * rho)) * math.log(math.sqrt(nr2 + 1) / alpha))
+
+
+def _side(interval):
+    """+1 strictly above 0, −1 strictly below, 0 touching or straddling it."""
+    low, high = interval
+    return 1 if low > 0 else -1 if high < 0 else 0
+
+
+def verdict(terms, result, alpha):
+    favourable = 1 if terms.direction == "higher" else -1
+    intervals = [result.interval]
+    if terms.rule == "fixed":
+        intervals.append(result.bootstrap)
+        if result.map_interval is not None:
+            intervals.append(result.map_interval)
+    sides = {_side(interval) for interval in intervals}
+    significant = terms.rule == "anytime" or result.p <= Fraction(alpha)
+    if len(sides) == 1 and significant:
+        side = sides.pop()
+        if side == favourable:
+            return "better"
+        if side == -favourable:
+            return "worse"
+    return "inconclusive"
+
+
+# ---------------------------------------------------------------- §5 arms and models
+
+def arm_figures(arm, trials, terms):
+    units = [exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]]
+    n = len(units)
+    if n == 0:
+        return 0, None, None
+    s1 = s2 = 0
+    for v in units:
+        s1 += v
+        s2 += v * v
+    mean, spread = mean_and_spread(s1, s2, n, VALUE_SCALE)
+    if n < 2:
+        return n, mean, None
+    half = t_quantile(n - 1, ARM_LEVEL_Q) * spread / math.sqrt(n)
+    return n, mean, cut((mean - half, mean + half), terms.bounds)
+
+
+def model_figures(seats):
+    """{model: (seats, trials, mean, interval)} in order of first appearance (study.md §5)."""
+    by_model = {}
+    for seat in seats:
+        if seat["whole_trial"] == "true" and seat["fitness_index"] and seat["model"] != "guest":
+            fitness, clusters = by_model.setdefault(seat["model"], ([], []))
+            fitness.append(exact_units(seat["fitness_index"], 1))
+            clusters.append((int(seat["trial"]), int(seat["arm"])))
+    figures = {}
+    for model, (fitness, clusters) in by_model.items():
+        total = 0
+        for f in fitness:
+            total += f
+        n, g = len(fitness), len(set(clusters))
+        interval = None
+        if g >= 2:
+            interval = cut(cluster_interval(fitness, clusters, FITNESS_SCALE, ARM_LEVEL_Q), (0, 100))
+        figures[model] = (n, g, total / (n * FITNESS_SCALE), interval)
+    return figures
+
+
+# ---------------------------------------------------------------- §6 how a figure prints
+
+def _units_text(units, places, negative):
+    whole, fraction = divmod(units, 10 ** places)
+    text = str(whole) + ("." + str(fraction).zfill(places) if places else "")
+    return "-" + text if negative else text
+
+
+def print_figure(x, places):
+    """x half away from zero on the double at `places`; a figure that prints as zero is unsigned."""
+    units = math.floor(abs(x) * float(10 ** places) + 0.5)
+    return _units_text(units, places, x < 0 and units != 0)
+
+
+def print_comparison_figure(x, places):
+    """A comparison's figure: one that is not 0 but prints as zero takes up to three more
+    places to keep its side of zero, stopping at the first place with a non-zero digit."""
+    for extra in range(SIGN_KEEPING_PLACES + 1):
+        units = math.floor(abs(x) * float(10 ** (places + extra)) + 0.5)
+        if units != 0 or x == 0:
+            return _units_text(units, places + extra, x < 0 and units != 0)
+    return _units_text(0, places + SIGN_KEEPING_PLACES, x < 0)
+
+
+# ---------------------------------------------------------------- §7 figures and checks
+
+DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+class Result:
+    def __init__(self):
+        self.figures = []     # (name, page text, recomputed text, same)
+        self.checks = []      # (name, agrees, detail)
+        self.trust = []
+
+    def figure(self, name, page, ours, same):
+        self.figures.append((name, page, ours, same))
+
+    def check(self, name, agrees, detail=None):
+        self.checks.append((name, bool(agrees), detail))
+
+
+def _shown(page):
+    if page is None:
+        return None
+    return page if isinstance(page, str) else json.dumps(page)
+
+
+def decimal_figure(result, name, page, value, places, tolerance, printer=print_figure):
+    """Compare a figure the page prints at some places (§7 `same`); skip it where neither side has it."""
+    if page is None and value is None:
+        return
+    if value is None:
+        result.figure(name, _shown(page), None, False)
+        return
+    if not (isinstance(page, str) and DECIMAL_TEXT.fullmatch(page)):
+        result.figure(name, _shown(page), printer(value, places), False)
+        return
+    shown_places = len(page.partition(".")[2])
+    ours = print_figure(value, shown_places)
+    same = abs(int(ours.replace(".", "")) - int(page.replace(".", ""))) <= tolerance
+    result.figure(name, page, ours, same)
+
+
+def exact_figure(result, name, page, value):
+    """A count or a verdict: the same only when equal."""
+    if page is None and value is None:
+        return
+    same = value is not None and type(page) is type(value) and page == value
+    result.figure(name, _shown(page), None if value is None else str(value), same)
+
+
+def interval_figures(result, name, page, interval, places, tolerance, printer=print_figure):
+    page_ends = page if isinstance(page, list) and len(page) == 2 else [page, page] if page is not None else [None, None]
+    ours = interval if interval is not None else (None, None)
+    for end, label in ((0, "low"), (1, "high")):
+        decimal_figure(result, "%s %s" % (name, label), page_ends[end], ours[end], places, tolerance, printer)
+
+
+def comparison_figures(result, arm, label, ours, page, terms):
+    page = page if isinstance(page, dict) else {}
+    name = "comparison %d (%s)" % (arm, label)
+    places = terms.places
+    exact_figure(result, name + ": n", page.get("n"), ours.n)
+    decimal_figure(result, name + ": mean", page.get("mean"), ours.mean, places, LOOSE_UNITS,
+                   print_comparison_figure)
+    interval_figures(result, name + ": interval", page.get("interval"), ours.interval, places,
+                     LOOSE_UNITS, print_comparison_figure)
+    interval_figures(result, name + ": map interval", page.get("mapInterval"), ours.map_interval,
+                     places, LOOSE_UNITS, print_comparison_figure)
+    exact_figure(result, name + ": maps", page.get("maps"), ours.maps)
+    p = None if ours.p is None else ours.p.numerator / ours.p.denominator
+    decimal_figure(result, name + ": p", page.get("p"), p, P_PLACES, EXACT_UNITS)
+    interval_figures(result, name + ": bootstrap", page.get("bootstrap"), ours.bootstrap, places,
+                     LOOSE_UNITS, print_comparison_figure)
+    withheld = page.get("withheld")
+    if withheld is None:
+        exact_figure(result, name + ": verdict", page.get("verdict"), ours.verdict)
+    else:
+        result.check("comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld)),
+                     page.get("verdict") is None,
+                     None if page.get("verdict") is None else "the page shows %s" % _shown(page.get("verdict")))
+    if terms.effect == "log_ratio":
+        result.check("comparison %d: every value of its pairs above 0 (log ratio)" % arm, ours.positive)
+
+
+def _by_key(entries, key):
+    found = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get(key) is not None and not isinstance(entry.get(key), (list, dict)):
+            found.setdefault(entry[key], entry)
+    return found
+
+
+def _one(rows, column):
+    return len({row[column] for row in rows}) == 1
+
+
+def _first_fault(rows, test, name, message):
+    for row in rows:
+        if not test(row):
+            return "%s line %d: %s" % (name, row["_line"], message(row))
+    return None
+
+
+def file_checks(result, study_id, trials, seats, reading, terms):
+    """study.md §7 checks 1-25."""
+    fault = _first_fault(trials, lambda r: r["canary"] == CANARY, "trials.csv", lambda r: "canary missing or altered")
+    result.check("canary on every trials.csv row", fault is None, fault)
+    fault = _first_fault(seats, lambda r: r["canary"] == CANARY, "seats.csv", lambda r: "canary missing or altered")
+    result.check("canary on every seats.csv row", fault is None, fault)
+    fault = _first_fault(trials, lambda r: r["study"] == study_id, "trials.csv",
+                         lambda r: "study %r, the address names %s" % (r["study"], study_id))
+    result.check("every trials.csv row names this study", fault is None, fault)
+    for column in ("metric", "stopping_rule", "comparison_level", "rubric"):
+        result.check("one %s on every trials.csv row" % column, _one(trials, column),
+                     None if _one(trials, column) else "found %s" % sorted({r[column] for r in trials}))
+
+    rows_by_match = {(int(r["trial"]), int(r["arm"])): r for r in trials}
+    seated = {(int(s["trial"]), int(s["arm"])) for s in seats}
+    fault = _first_fault([s for s in seats if (int(s["trial"]), int(s["arm"])) in rows_by_match],
+                         lambda s: s["rubric"] == rows_by_match[(int(s["trial"]), int(s["arm"]))]["rubric"],
+                         "seats.csv", lambda s: "rubric %r, its trial row's is %r" % (
+                             s["rubric"], rows_by_match[(int(s["trial"]), int(s["arm"]))]["rubric"]))
+    result.check("every seat's rubric is its trial row's", fault is None, fault)
+    fault = _first_fault(trials, lambda r: (int(r["trial"]), int(r["arm"])) in seated, "trials.csv",
+                         lambda r: "trial %s arm %s has no seat row" % (r["trial"], r["arm"]))
+    result.check("every trials.csv row has a seat row", fault is None, fault)
+    fault = _first_fault(seats, lambda s: (int(s["trial"]), int(s["arm"])) in rows_by_match, "seats.csv",
+                         lambda s: "trial %s arm %s has no trials.csv row" % (s["trial"], s["arm"]))
+    result.check("every seats.csv row has a trials.csv row", fault is None, fault)
+    pair_of = {}
+    fault = None
+    for row in trials:
+        if pair_of.setdefault(row["trial"], row["pair"]) != row["pair"] and fault is None:
+            fault = "trials.csv line %d: trial %s is both in and out" % (row["_line"], row["trial"])
+    result.check("one pair per trial", fault is None, fault)
+    fault = None
+    for seat in seats:
+        why = scorecard_fault(seat)
+        if why is not None:
+            fault = "seats.csv line %d: %s" % (seat["_line"], why)
+            break
+    result.check("every seat's fitness index and grade as its dimensions give", fault is None, fault)
+
+    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    no_value = {}
+    for row in trials:
+        if row["no_value"]:
+            no_value[row["no_value"]] = no_value.get(row["no_value"], 0) + 1
+    files = {
+        "trials": len(pair_of), "rows": len(trials),
+        "valued": sum(1 for r in trials if r["value"]), "seats": len(seats),
+        "pairsIn": sum(1 for p in pair_of.values() if p == "in"),
+        "pairsOut": sum(1 for p in pair_of.values() if p == "out"),
+    }
+    for key in ("trials", "rows", "valued", "seats"):
+        _count_check(result, key, counts.get(key), files[key])
+    page_no_value = counts.get("noValue")
+    agrees = isinstance(page_no_value, dict) and all(
+        _same_count(page_no_value.get(reason, 0), no_value.get(reason, 0))
+        for reason in set(page_no_value) | set(no_value))
+    result.check("the page's counts.noValue is the files'", agrees,
+                 None if agrees else "page %s, files %s" % (_shown(page_no_value), json.dumps(no_value, sort_keys=True)))
+    for key in ("pairsIn", "pairsOut"):
+        _count_check(result, key, counts.get(key), files[key])
+
+    first = trials[0]
+    _equal_check(result, "metric", reading.get("metric"), first["metric"])
+    _equal_check(result, "stoppingRule", reading.get("stoppingRule"), first["stopping_rule"] or None)
+    page_level, file_level = reading.get("comparisonLevel"), first["comparison_level"] or None
+    result.check("the page's comparisonLevel is the files'", _same_level(page_level, file_level),
+                 None if _same_level(page_level, file_level) else "page %s, files %s" % (
+                     _shown(page_level), file_level))
+    _equal_check(result, "rubric", reading.get("rubric"), first["rubric"])
+    if terms.seat_score:
+        page_range = reading.get("range")
+        agrees = (isinstance(page_range, list) and len(page_range) == 2
+                  and all(isinstance(e, (int, float)) and not isinstance(e, bool) for e in page_range)
+                  and tuple(page_range) == tuple(terms.bounds))
+        result.check("the page's range is %s's" % terms.metric, agrees,
+                     None if agrees else "page %s, the metric's [%s, %s]" % (_shown(page_range), *terms.bounds))
+        _equal_check(result, "direction", reading.get("direction"), terms.direction)
+
+
+def _same_count(page, files):
+    return isinstance(page, int) and not isinstance(page, bool) and page == files
+
+
+def _count_check(result, key, page, files):
+    agrees = _same_count(page, files)
+    result.check("the page's counts.%s is the files'" % key, agrees,
+                 None if agrees else "page %s, files %d" % (_shown(page), files))
+
+
+def _equal_check(result, key, page, files):
+    agrees = page == files
+    result.check("the page's %s is the files'" % key, agrees,
+                 None if agrees else "page %s, files %s" % (_shown(page), _shown(files)))
+
+
+def _same_level(page, files):
+    if page is None or files is None:
+        return page is None and files is None
+    try:
+        return isinstance(page, str) and Decimal(page) == Decimal(files)
+    except InvalidOperation:
+        return False
+
+
+# ---------------------------------------------------------------- the whole recompute
+
+def recompute(study_id, trials, seats, reading, rho):
+    """Every figure of the page beside the files' arithmetic, every check, and the trust list."""
+    terms = Terms(trials, seats, reading)
+    terms.rho = rho
+    result = Result()
+    labels = {}
+    trials_by_trial = {}
+    for row in trials:
+        labels.setdefault(int(row["arm"]), row["arm_label"])
+        trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
+
+    page_comparisons = _by_key(reading.get("comparisons"), "arm")
+    for arm in terms.compared:
+        page = page_comparisons.get(arm)
+        withheld = page.get("withheld") if isinstance(page, dict) else None
+        ours = compare_arm(arm, trials_by_trial, terms, study_id, withheld)
+        comparison_figures(result, arm, labels[arm], ours, page, terms)
+        if withheld is not None:
+            result.trust.append("why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld)))
+    for arm in sorted(set(page_comparisons) - set(terms.compared), key=str):
+        comparison_figures(result, arm, "not in the files", Comparison(), page_comparisons[arm], terms)
+
+    page_arms = _by_key(reading.get("arms"), "arm")
+    for arm in terms.arms:
+        n, mean, interval = arm_figures(arm, trials, terms)
+        page = page_arms.get(arm) if isinstance(page_arms.get(arm), dict) else {}
+        name = "arm %d (%s)" % (arm, labels[arm])
+        exact_figure(result, name + ": n", page.get("n"), n)
+        decimal_figure(result, name + ": mean", page.get("mean"), mean, ARM_PLACES, LOOSE_UNITS)
+        interval_figures(result, name + ": interval", page.get("interval"), interval, ARM_PLACES, LOOSE_UNITS)
+    for arm in sorted(set(page_arms) - set(terms.arms), key=str):
+        page = page_arms[arm]
+        exact_figure(result, "arm %s (not in the files): n" % arm, page.get("n"), None)
+
+    page_models = _by_key(reading.get("models"), "model")
+    models = model_figures(seats)
+    for model, (n, g, mean, interval) in models.items():
+        page = page_models.get(model, {})
+        name = "model %s" % model
+        exact_figure(result, name + ": seats", page.get("seats"), n)
+        exact_figure(result, name + ": trials", page.get("trials"), g)
+        decimal_figure(result, name + ": mean", page.get("mean"), mean, MODEL_PLACES, EXACT_UNITS)
+        interval_figures(result, name + ": interval", page.get("interval"), interval, MODEL_PLACES, EXACT_UNITS)
+    for model in [m for m in page_models if m not in models]:
+        exact_figure(result, "model %s (not in the files): seats" % model, page_models[model].get("seats"), None)
+
+    if terms.seat_score:
+        focal = {}
+        for seat in seats:
+            if seat["focal"] == "true":
+                focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
+        for row in trials:
+            if row["value"]:
+                ours = value_from_seats(row, focal.get((int(row["trial"]), int(row["arm"]))), terms.metric)
+                page_units = exact_units(row["value"], 3)
+                result.figure("trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
+                              _units_text(abs(page_units), VALUE_PLACES, page_units < 0),
+                              None if ours is None else _units_text(abs(ours), VALUE_PLACES, ours < 0),
+                              ours == page_units)
+
+    file_checks(result, study_id, trials, seats, reading, terms)
+
+    result.trust[:0] = [
+        "each seat's scores as its match's report published them",
+        "which trials played whole (whole_trial), the seats the model table reads",
+    ] + (["which pairs each comparison read (pair, in_comparison): the page's own account"]
+         if terms.compared else [])
+    if not terms.seat_score:
+        result.trust.append("each trial's value of %s, not a seat score, and the range %s and direction "
+                            "%s the card declares for it" % (terms.metric, _shown(reading.get("range")),
+                                                              terms.direction))
+    return terms, result
+
+
+# ---------------------------------------------------------------- reporting
+
+def report_text(header, result):
+    lines = list(header) + [""]
+    width = max([len(f[0]) for f in result.figures] + [20]) + 2
+    lines.append("%-*s %-12s %-12s" % (width, "figure", "page", "recomputed"))
+    for name, page, ours, same in result.figures:
+        lines.append("%-*s %-12s %-12s %s" % (width, name, page or "none", ours or "none",
+                                              "same" if same else "DIFFERS"))
+    lines.append("")
+    lines.append("checks")
+    for number, (name, agrees, detail) in enumerate(result.checks, 1):
+        lines.append("%3d. %s: %s%s" % (number, name, "agrees" if agrees else "FAILS",
+                                         "" if detail is None else " (%s)" % detail))
+    lines.append("")
+    lines.append("figures that match: %d of %d compared" % (
+        sum(1 for f in result.figures if f[3]), len(result.figures)))
+    lines.append("checks that agree: %d of %d made" % (
+        sum(1 for c in result.checks if c[1]), len(result.checks)))
+    lines.append("taken on trust:")
+    lines.extend("  - " + item for item in result.trust)
+    return "\n".join(lines)
+
+
+def report_json(study_id, address, sources, result, status):
+    return json.dumps({
+        "study": study_id,
+        "address": address,
+        "sources": sources,
+        "figures": [{"figure": name, "page": page, "recomputed": ours, "same": same}
+                    for name, page, ours, same in result.figures],
+        "checks": [{"check": name, "agrees": agrees, "detail": detail}
+                   for name, agrees, detail in result.checks],
+        "counts": {
+            "figuresMatch": sum(1 for f in result.figures if f[3]),
+            "figuresCompared": len(result.figures),
+            "checksAgree": sum(1 for c in result.checks if c[1]),
+            "checksMade": len(result.checks),
+        },
+        "trust": result.trust,
+        "exit": status,
+    }, indent=1, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- main
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(
+        prog="recompute_study.py",
+        description="Recompute a daishi.ai study page's reading from its files and compare.")
+    parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>")
+    parser.add_argument("--trials", metavar="FILE", help="read this saved trials.csv instead of the served one")
+    parser.add_argument("--seats", metavar="FILE", help="read this saved seats.csv instead of the served one")
+    parser.add_argument("--page", metavar="FILE", help="read this saved profile JSON (the page's reading)")
+    parser.add_argument("--recipe", metavar="FILE", help="read this saved recipe JSON (anytime rule)")
+    parser.add_argument("--save", metavar="DIR", help="keep every downloaded file in DIR")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    return parser.parse_args(argv)
+
+
+class Sources:
+    """Each file from its saved copy when given, else from the study's origin."""
+
+    def __init__(self, args, origin):
+        self.args, self.origin = args, origin
+        self.used = {}
+
+    def get(self, key, saved, path, what, save_as):
+        if saved is not None:
+            try:
+                with open(saved, "rb") as handle:
+                    body = handle.read(MAX_RESPONSE_BYTES + 1)
+            except OSError as error:
+                raise Unreadable("cannot read %s %s: %s" % (what, saved, error.strerror or error))
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise Unreadable("%s %s is over the %d-byte cap" % (what, saved, MAX_RESPONSE_BYTES))
+            self.used[key] = "saved copy " + saved
+            return body
+        body = fetch(self.origin, path, what)
+        self.used[key] = "served " + self.origin + path
+        if self.args.save:
+            try:
+                save_copy(self.args.save, save_as, body)
+            except OSError as error:
+                raise Unreadable("cannot save %s into %s: %s" % (what, self.args.save, error.strerror or error))
+        return body
+
+
+def run(args):
+    origin, handle, study_id = parse_study_address(args.address)
+    sources = Sources(args, origin)
+    base = "/u/%s/studies/%s/" % (handle, study_id)
+    trials = read_trials(sources.get("trials", args.trials, base + "trials.csv", "trials.csv", "trials.csv"))
+    seats = read_seats(sources.get("seats", args.seats, base + "seats.csv", "seats.csv", "seats.csv"))
+    profile = read_json(sources.get("profile", args.page, "/u/%s.json" % handle, "profile", "profile.json"),
+                        "the profile JSON")
+    card, reading = find_reading(profile, study_id)
+    rho = None
+    if trials[0]["stopping_rule"] == "anytime":
+        recipe_id = card.get("recipe")
+        if not isinstance(recipe_id, str) or not RECIPE_ID.fullmatch(recipe_id):
+            raise Unreadable("the card for %s names no usable recipe (%r): the anytime rule needs its rho"
+                             % (study_id, recipe_id))
+        recipe = read_json(sources.get("recipe", args.recipe, "/u/%s/recipes/%s.json" % (handle, recipe_id),
+                                       "recipe", "recipe.json"), "the recipe JSON")
+        rho = read_rho(recipe, recipe_id)
+    terms, result = recompute(study_id, trials, seats, reading, rho)
+    status = 0 if all(f[3] for f in result.figures) and all(c[1] for c in result.checks) else 1
+    if args.json:
+        print(report_json(study_id, args.address, sources.used, result, status))
+    else:
+        header = ["study %s at %s" % (study_id, args.address)]
+        header += ["  %s: %s" % (key, how) for key, how in sources.used.items()]
+        header.append("  metric %s (%s, range %s, %s is better)%s" % (
+            terms.metric, "a seat score" if terms.seat_score else "declared on the card",
+            "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction,
+            "; %s rule, effect %s, alpha %r per comparison over %d" % (
+                terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
+            "; a series, no comparisons"))
+        print(report_text(header, result))
+    return status
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    try:
+        return run(args)
+    except Unreadable as error:
+        message = str(error)
+    except Exception as error:  # a last resort: the checks above should leave nothing here
+        message = "unexpected failure (%s: %s)" % (type(error).__name__, error)
+    print("recompute_study.py: cannot read the study: %s" % message, file=sys.stderr)
+    if args.json:
+        print(json.dumps({"address": args.address, "error": message, "exit": 2}))
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

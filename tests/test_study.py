@@ -1,0 +1,614 @@
+"""recompute_study.py: the statistical kernels, the printing rule, hand-worked
+studies under both rules, the record checks, the network rules and the
+conformance corpus's studies, served and offline."""
+import hashlib
+import itertools
+import json
+import math
+import random
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO, run_script
+from loopback import Platform
+
+sys.path.insert(0, str(REPO))
+import recompute_study as rs  # noqa: E402
+
+SCRIPT = "recompute_study.py"
+
+# scipy.stats.t.ppf(q, df), computed once and recorded (scipy 1.17.1).
+T_REFERENCE = [
+    (1, 0.975, 12.706204736174694),
+    (1, 0.99, 31.820515953773935),
+    (1, 0.995, 63.656741162871526),
+    (1, 0.999, 318.30883898555015),
+    (1, 0.999999, 318309.88617359026),
+    (1, 0.999999999, 318309895.1862093),
+    (2, 0.975, 4.302652729749462),
+    (2, 0.99, 6.9645567342832715),
+    (2, 0.995, 9.924843200918287),
+    (2, 0.999, 22.327124770119866),
+    (2, 0.999999, 707.1057205157672),
+    (2, 0.999999999, 22360.68005765849),
+    (5, 0.975, 2.5705818356363146),
+    (5, 0.99, 3.3649299989072174),
+    (5, 0.995, 4.032142983555228),
+    (5, 0.999, 5.893429531356009),
+    (5, 0.999999, 24.771029720372493),
+    (5, 0.999999999, 98.93722520824214),
+    (30, 0.975, 2.0422724563012378),
+    (30, 0.99, 2.457261542400591),
+    (30, 0.995, 2.7499956535672254),
+    (30, 0.999, 3.3851848668293045),
+    (30, 0.999999, 5.871117120408624),
+    (30, 0.999999999, 8.445862807441596),
+    (1000, 0.975, 1.9623390808264083),
+    (1000, 0.99, 2.330082674755513),
+    (1000, 0.995, 2.580754698065951),
+    (1000, 0.999, 3.0984021639129233),
+    (1000, 0.999999, 4.781608620452439),
+    (1000, 0.999999999, 6.0536902768005225),
+    (1000000, 0.975, 1.959966356814107),
+    (1000000, 0.99, 2.326351603120805),
+    (1000000, 0.995, 2.5758342201053344),
+    (1000000, 0.999, 3.09024045631652),
+    (1000000, 0.999999, 4.7534523482738695),
+    (1000000, 0.999999999, 5.997862460304971),
+]
+# Near q = 0.5 and deep in the tail, from mpmath's incomplete beta at 40 digits
+# (scipy itself is off by up to 4e-5 relative next to 0.5).
+T_REFERENCE_EDGES = [
+    (5, 0.500000001, 2.634305449637024e-09),
+    (1000, 0.500001, 2.5072550100085785e-06),
+    (30, 0.6, 0.2556053649519127),
+    (3, 0.999999999999, 10331.184426046091),
+]
+
+
+@pytest.mark.parametrize("nu, q, expected", T_REFERENCE + T_REFERENCE_EDGES)
+def test_t_quantile_matches_reference(nu, q, expected):
+    assert abs(rs.t_quantile(nu, q) - expected) <= 1e-11 * expected
+
+
+def test_t_quantile_published_table_and_centre():
+    # The two-sided 95% row of every printed t table.
+    for nu, printed in ((1, 12.706), (4, 2.776), (10, 2.228), (20, 2.086), (120, 1.980)):
+        assert round(rs.t_quantile(nu, 0.975), 3) == printed
+    assert rs.t_quantile(7, 0.5) == 0.0
+    assert rs.t_quantile(1, 0.5) == 0.0
+    with pytest.raises(ValueError):
+        rs.t_quantile(5, 1.0)
+
+
+@pytest.mark.parametrize("nu, q, expected", [
+    (10000, 0.975, 1.960201239890626),            # the last continued-fraction df
+    (10000, 0.999999999, 6.003355452553618),
+    (10001, 0.975, 1.9602012161646407),           # the first Cornish-Fisher df
+    (10001, 0.999999999, 6.003354897324966),
+])
+def test_t_quantile_either_side_of_the_method_seam(nu, q, expected):
+    assert rs.CORNISH_FISHER_FROM == 10000
+    assert abs(rs.t_quantile(nu, q) - expected) <= 1e-11 * expected
+
+
+# ---------------------------------------------------------------- sign flip
+
+def brute_force_count(diffs):
+    target = abs(sum(diffs))
+    return sum(1 for signs in itertools.product((1, -1), repeat=len(diffs))
+               if abs(sum(s * d for s, d in zip(signs, diffs))) >= target)
+
+
+def test_sign_flip_matches_enumeration_for_small_n():
+    rng = random.Random(20261115)
+    for _ in range(300):
+        n = rng.randint(1, 11)
+        diffs = [rng.randint(-40, 40) * rng.choice((1, 50, 1000)) for _ in range(n)]
+        assert rs.sign_flip_count(diffs) == brute_force_count(diffs), diffs
+
+
+@pytest.mark.parametrize("diffs", [
+    [1500, -200, 3300, 800, 0, 2100, -700, 1200, 900, 400, 2600, -1100, 300, 1700, 500, 600],
+    [5] * 16,
+    [1, -1] * 8,
+    [7, 7, 7, 7, -7, -7, 14, 0, 0, 21, 3, 3, -3, 9, 12, 1],
+])
+def test_sign_flip_matches_enumeration_at_sixteen(diffs):
+    assert rs.sign_flip_count(diffs) == brute_force_count(diffs)
+
+
+def test_sign_flip_known_values():
+    assert rs.sign_flip_p([1000, 2000, 3000]) == Fraction(1, 4)   # only all + and all −
+    assert rs.sign_flip_p([19850]) == 1
+    assert rs.sign_flip_p([0, 0, 0]) == 1
+    assert rs.sign_flip_p([5, -5]) == 1
+    assert rs.sign_flip_p([3] * 20) == Fraction(2, 2 ** 20)
+
+
+def test_sign_flip_stays_exact_at_two_hundred_pairs():
+    rng = random.Random(7)
+    diffs = [rng.randint(-300, 300) * 50 for _ in range(200)]
+    count = rs.sign_flip_count(diffs)
+    # Exact: a count of sign vectors, symmetric, and even (s and −s pair up).
+    assert 0 < count <= 2 ** 200 and count % 2 == 0
+    # Doubling every difference changes nothing; shifting one by a unit changes the count.
+    assert rs.sign_flip_count([2 * d for d in diffs]) == count
+
+
+# ---------------------------------------------------------------- SplitMix64
+
+def splitmix64_reference(seed, count):
+    state, out = seed, []
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) % 2 ** 64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2 ** 64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2 ** 64
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def test_splitmix64_first_outputs():
+    assert list(rs.splitmix64(0, 3)) == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+
+
+def test_splitmix64_across_chunks_and_wraparound():
+    for seed in (0, 1234567, 2 ** 64 - 3):
+        count = 2 * rs.SPLITMIX_CHUNK + 17
+        assert list(rs.splitmix64(seed, count)) == splitmix64_reference(seed, count)
+
+
+def test_bootstrap_seed():
+    digest = hashlib.sha256(b"s_0a1b2c3d:1").digest()
+    assert rs.bootstrap_seed("s_0a1b2c3d", 1) == int.from_bytes(digest[:8], "big")
+
+
+# ---------------------------------------------------------------- printing
+
+@pytest.mark.parametrize("x, places, text", [
+    (2.2, 3, "2.200"),
+    (0.125, 2, "0.13"),           # an exact half goes away from zero
+    (-0.125, 2, "-0.13"),
+    (1.005, 2, "1.00"),           # 1.005 is 1.00499999… as a double
+    (65.55, 1, "65.6"),           # where round() gives 65.5
+    (-0.0004, 3, "0.000"),        # prints as zero: unsigned
+    (0.0, 4, "0.0000"),
+    (-12.3456, 2, "-12.35"),
+    (1.0, 4, "1.0000"),
+])
+def test_print_figure(x, places, text):
+    assert rs.print_figure(x, places) == text
+
+
+@pytest.mark.parametrize("x, text", [
+    (-0.0003, "-0.0003"),         # keeps its side of zero with one more place
+    (0.00004, "0.00004"),
+    (-0.0000051, "-0.00001"),     # rounds to a non-zero digit at the fifth place
+    (-0.0000049, "-0.000005"),
+    (4e-8, "0.000000"),           # still zeros after three more places
+    (-4e-8, "-0.000000"),         # … and keeps its sign
+    (0.0, "0.000"),
+    (0.0005, "0.001"),
+    (-1.0004, "-1.000"),
+])
+def test_print_comparison_figure(x, text):
+    assert rs.print_comparison_figure(x, 3) == text
+
+
+def test_same_reads_the_page_places_and_tolerance():
+    result = rs.Result()
+    rs.decimal_figure(result, "a", "-0.0003", -0.00034, 3, 1)     # printed at the page's 4 places
+    rs.decimal_figure(result, "b", "2.200", 2.2011, 3, 1)          # one unit apart: same
+    rs.decimal_figure(result, "c", "2.200", 2.2024, 3, 1)          # two units: differs
+    rs.decimal_figure(result, "d", "56.1", 56.14, 1, 0)            # a model's figure: exact
+    rs.decimal_figure(result, "e", "56.1", 56.16, 1, 0)
+    rs.decimal_figure(result, "f", None, None, 3, 1)               # on neither side: not counted
+    rs.decimal_figure(result, "g", None, 1.0, 3, 1)                # one side only
+    assert [(f[0], f[2], f[3]) for f in result.figures] == [
+        ("a", "-0.0003", True), ("b", "2.201", True), ("c", "2.202", False),
+        ("d", "56.1", True), ("e", "56.2", False), ("g", "1.000", False)]
+
+
+def test_exact_units_never_passes_through_a_float():
+    assert rs.exact_units("55.2", 3) == 55200
+    assert rs.exact_units("55.200", 3) == 55200
+    assert rs.exact_units("-0.005", 3) == -5
+    assert rs.exact_units("7", 3) == 7000
+    assert rs.exact_units("33.1", 1) == 331
+
+
+def test_scorecard_blend_and_grade():
+    seat = {"fitness_index": "67.0", "grade": "B", "rubric": "2.4", "survival": "90.0",
+            "economy": "90.0", "social": "50.0", "adaptation": "40.0", "competitiveness": "40.0"}
+    assert rs.blended_index(seat) == 670      # 22.5 + 22.5 + 10 + 6 + 6
+    seat["fitness_index"] = rs.print_figure(rs.blended_index(seat) / 10, 1)
+    assert rs.scorecard_fault(seat) is None
+    seat["social"] = "49.9"        # only two dimensions at 50 or more: a B reads C
+    seat["fitness_index"] = rs.print_figure(rs.blended_index(seat) / 10, 1)
+    assert "give C" in rs.scorecard_fault(seat)
+    seat["grade"] = "C"
+    assert rs.scorecard_fault(seat) is None
+    seat["rubric"] = "1.0"         # no breadth rule under 1.0
+    assert "give B" in rs.scorecard_fault(seat)
+
+
+# ---------------------------------------------------------------- hand-worked studies
+
+TRIALS_HEADER = ",".join(rs.TRIALS_COLUMNS)
+SEATS_HEADER = ",".join(rs.SEATS_COLUMNS)
+STUDY = "s_0a1b2c3d"
+
+
+def trial_row(trial, arm, value, rule, level="0.95", pair="in", map_seed=None, canary=rs.CANARY):
+    label = "control" if arm == 0 else "treated"
+    in_comparison = "" if arm == 0 else "true"
+    return ",".join([
+        STUDY, str(trial), str(arm), label, "m_%012x" % (trial * 10 + arm), str(map_seed or 1000 + trial),
+        "77", "completed", "400", "400", "", "fitness_index", value, "", pair, "", in_comparison,
+        rule, level, "frontier-12x12", "sha256:00", "2.4", "paired-v3", canary])
+
+
+def seat_rows(trial, arm, fitness):
+    dims = [fitness] * 5
+    focal = ",".join([STUDY, str(trial), str(arm), "1", "Seat 1", "model-a", "0.6.12", "true", "true", "2.4",
+                      fitness, "C", "1", "active"] + dims + ["600", "0", "0", "1.0"] + ["1"] * 14
+                     + ["0", "0", "0.042", rs.CANARY])
+    guest = ",".join([STUDY, str(trial), str(arm), "2", "Seat 2", "guest", "", "false", "true", "2.4",
+                      "40.0", "D", "2", "active"] + ["40.0"] * 5 + ["", "", "", ""] + ["1"] * 14
+                     + ["0", "0", "0.042", rs.CANARY])
+    return [focal, guest]
+
+
+CONTROL = ["50.0", "52.0", "54.0"]
+TREATED = ["51.0", "54.0", "57.0"]     # D = 1, 2, 3 points
+
+
+def write_study(root, rule, reading_changes=None, trials_tamper=None):
+    """A three-trial study, control 50/52/54 against 51/54/57, on three distinct maps."""
+    trials, seats = [TRIALS_HEADER], [SEATS_HEADER]
+    for t in range(3):
+        for arm, value in ((0, CONTROL[t]), (1, TREATED[t])):
+            trials.append(trial_row(t + 1, arm, value, rule))
+            seats.extend(seat_rows(t + 1, arm, value))
+    if trials_tamper:
+        trials = trials_tamper(trials)
+    study_dir = root / "u" / "hand" / "studies" / STUDY
+    study_dir.mkdir(parents=True)
+    (study_dir / "trials.csv").write_text("\r\n".join(trials) + "\r\n", encoding="utf-8")
+    (study_dir / "seats.csv").write_text("\r\n".join(seats) + "\r\n", encoding="utf-8")
+    reading = hand_reading(rule)
+    for key, value in (reading_changes or {}).items():
+        reading["comparisons"][0][key] = value
+    card = {"id": STUDY, "kind": "paired", "title": "hand", "recipe": "r_00000001",
+            "address": "https://daishi.ai/u/hand/studies/" + STUDY, "reading": reading}
+    (root / "u" / "hand.json").write_text(json.dumps({"handle": "hand", "studies": [card]}))
+    (root / "u" / "hand" / "recipes").mkdir()
+    (root / "u" / "hand" / "recipes" / "r_00000001.json").write_text(
+        json.dumps({"id": "r_00000001", "anytime": {"rho": 0.5}}))
+    return study_dir
+
+
+def reference_bootstrap(diffs, alpha):
+    """The percentile bootstrap written out the plain way, one draw at a time."""
+    n, b_count = len(diffs), 4000
+    seed = int.from_bytes(hashlib.sha256(("%s:1" % STUDY).encode()).digest()[:8], "big")
+    draws = iter(splitmix64_reference(seed, b_count * n))
+    means = sorted(sum(diffs[((next(draws) >> 11) * n) >> 53] for _ in range(n)) / (n * 1000)
+                   for _ in range(b_count))
+
+    def q(p):
+        h = (b_count - 1) * p
+        f = math.floor(h)
+        return means[f] + (h - f) * (means[f + 1] - means[f])
+    return q(alpha / 2), q(1 - alpha / 2)
+
+
+def hand_reading(rule):
+    # D = 1000, 2000, 3000 thousandths: mean 2, spread 1, alpha 0.05.
+    t2 = 4.302652729749462                                  # t(2, 0.975)
+    if rule == "fixed":
+        half = t2 * 1.0 / math.sqrt(3)                      # 2.48413…
+        boot = reference_bootstrap([1000, 2000, 3000], 0.05)
+        bootstrap = [rs.print_figure(boot[0], 3), rs.print_figure(boot[1], 3)]
+    else:
+        nr2 = 3 * 0.25
+        half = math.sqrt(2 * (nr2 + 1) / (9 * 0.25) * math.log(math.sqrt(nr2 + 1) / 0.05))   # 2.2573…
+        bootstrap = None
+    # Arms: 50/52/54 (spread 2) and 51/54/57 (spread 3); model-a: 3180 tenths over 6 seats.
+    arm_half = [t2 * 2 / math.sqrt(3), t2 * 3 / math.sqrt(3)]
+    model_se = math.sqrt(6 * 115200 / (5 * 6 ** 4)) / 10
+    model_half = 2.5705818356363146 * model_se            # t(5, 0.975)
+    return {
+        "rubric": "2.4", "metric": "fitness_index", "effect": "difference", "direction": "higher",
+        "range": [0, 100], "stoppingRule": rule, "comparisonLevel": "0.95",
+        "counts": {"trials": 3, "rows": 6, "valued": 6, "seats": 12, "noValue": {},
+                   "pairsIn": 3, "pairsOut": 0},
+        "comparisons": [{"arm": 1, "label": "treated", "n": 3, "mean": "2.000",
+                         "interval": [rs.print_figure(2 - half, 3), rs.print_figure(2 + half, 3)],
+                         "mapInterval": None, "maps": 3, "p": "0.2500", "bootstrap": bootstrap,
+                         "verdict": "inconclusive", "withheld": None}],
+        "arms": [{"arm": 0, "label": "control", "n": 3, "mean": "52.00",
+                  "interval": ["%.2f" % (52 - arm_half[0]), "%.2f" % (52 + arm_half[0])]},
+                 {"arm": 1, "label": "treated", "n": 3, "mean": "54.00",
+                  "interval": ["%.2f" % (54 - arm_half[1]), "%.2f" % (54 + arm_half[1])]}],
+        "models": [{"model": "model-a", "seats": 6, "trials": 6, "mean": "53.0",
+                    "interval": ["%.1f" % (53 - model_half), "%.1f" % (53 + model_half)]}],
+    }
+
+
+def run_hand(root, *extra):
+    study_dir = root / "u" / "hand" / "studies" / STUDY
+    return run_script(SCRIPT, "https://daishi.ai/u/hand/studies/" + STUDY, "--json",
+                      "--trials", study_dir / "trials.csv", "--seats", study_dir / "seats.csv",
+                      "--page", root / "u" / "hand.json",
+                      "--recipe", root / "u" / "hand" / "recipes" / "r_00000001.json", *extra)
+
+
+@pytest.mark.parametrize("rule", ["fixed", "anytime"])
+def test_hand_worked_study(tmp_path, rule):
+    write_study(tmp_path, rule)
+    hand = hand_reading(rule)["comparisons"][0]
+    assert hand["interval"] == (["-0.484", "4.484"] if rule == "fixed" else ["-0.257", "4.257"])
+    done = run_hand(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout)
+    figures = {f["figure"]: f for f in out["figures"]}
+    assert figures["comparison 1 (treated): interval low"]["recomputed"] == hand["interval"][0]
+    assert figures["comparison 1 (treated): p"]["recomputed"] == "0.2500"
+    assert figures["model model-a: interval low"]["recomputed"] == "50.3"
+    assert figures["arm 1 (treated): interval high"]["recomputed"] == "61.45"
+    assert ("comparison 1 (treated): bootstrap low" in figures) == (rule == "fixed")
+    # 11 comparison figures (8 without bootstrap or map interval), 4 per arm, 5 for the model,
+    # 6 trial values; 25 checks.
+    expected_figures = (9 if rule == "fixed" else 7) + 8 + 5 + 6
+    assert out["counts"] == {"figuresMatch": expected_figures, "figuresCompared": expected_figures,
+                             "checksAgree": 25, "checksMade": 25}
+
+
+def test_hand_worked_study_catches_one_unit_too_many(tmp_path):
+    write_study(tmp_path, "fixed", reading_changes={"mean": "2.002", "p": "0.2501"})
+    done = run_hand(tmp_path)
+    assert done.returncode == 1
+    differs = [f["figure"] for f in json.loads(done.stdout)["figures"] if not f["same"]]
+    assert differs == ["comparison 1 (treated): mean", "comparison 1 (treated): p"]
+
+
+def test_withheld_verdict_is_a_check(tmp_path):
+    write_study(tmp_path, "fixed", reading_changes={"verdict": None, "withheld": "owner_stop"})
+    out = json.loads(run_hand(tmp_path).stdout)
+    assert not any("verdict" in f["figure"] for f in out["figures"])
+    assert {"check": "comparison 1: verdict withheld (owner_stop), none beside none",
+            "agrees": True, "detail": None} in out["checks"]
+    assert any("owner_stop" in t for t in out["trust"])
+    write_study(tmp_path / "b", "fixed", reading_changes={"verdict": "better", "withheld": "owner_stop"})
+    done = run_hand(tmp_path / "b")
+    assert done.returncode == 1
+
+
+def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
+    write_study(tmp_path, "fixed", trials_tamper=lambda rows: rows[:2] + [rows[2].rsplit(",", 1)[0] + ","] + rows[3:])
+    done = run_hand(tmp_path)
+    assert done.returncode == 1
+    failed = [c for c in json.loads(done.stdout)["checks"] if not c["agrees"]]
+    assert [c["check"] for c in failed] == ["canary on every trials.csv row"]
+    assert failed[0]["detail"].startswith("trials.csv line 3")
+
+
+# ---------------------------------------------------------------- unreadable files
+
+@pytest.mark.parametrize("tamper, message", [
+    (lambda rows: rows[:1] + [rows[1].replace(",50.0,", ",50.0x,")] + rows[2:],
+     "trials.csv line 2, column value: '50.0x'"),
+    (lambda rows: rows[:1] + [rows[2], rows[1]] + rows[3:], "trials.csv line 3: out of order"),
+    (lambda rows: [rows[0].replace("value", "score")] + rows[1:], "trials.csv line 1: the header"),
+    (lambda rows: rows[:1] + [rows[1].replace(",in,", ",maybe,")] + rows[2:], "column pair: 'maybe'"),
+    (lambda rows: rows[:1] + [rows[1] + ",extra"] + rows[2:], "trials.csv line 2: 25 fields"),
+    (lambda rows: rows[:1] + [rows[1].replace(",fixed,0.95,", ",fixed,1.5,")] + rows[2:],
+     "column comparison_level: '1.5'"),
+])
+def test_unreadable_trials_exit_2_naming_file_row_column(tmp_path, tamper, message):
+    write_study(tmp_path, "fixed", trials_tamper=tamper)
+    done = run_hand(tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_bom_lf_accepted_and_non_utf8_refused(tmp_path):
+    study_dir = write_study(tmp_path, "fixed")
+    trials = study_dir / "trials.csv"
+    trials.write_bytes(b"\xef\xbb\xbf" + trials.read_bytes().replace(b"\r\n", b"\n"))
+    assert run_hand(tmp_path).returncode == 0
+    trials.write_bytes(trials.read_bytes().replace(b"control", b"contr\xf4l", 1))
+    done = run_hand(tmp_path)
+    assert done.returncode == 2 and "trials.csv is not UTF-8" in done.stderr
+
+
+def test_profile_without_the_card_or_reading(tmp_path):
+    write_study(tmp_path, "fixed")
+    profile = tmp_path / "u" / "hand.json"
+    data = json.loads(profile.read_text())
+    del data["studies"][0]["reading"]
+    profile.write_text(json.dumps(data))
+    done = run_hand(tmp_path)
+    assert done.returncode == 2 and "holds no reading" in done.stderr
+    profile.write_text("{not json")
+    done = run_hand(tmp_path)
+    assert done.returncode == 2 and "not JSON" in done.stderr
+
+
+# ---------------------------------------------------------------- the network
+
+@pytest.mark.parametrize("address", [
+    "https://daishi.ai/u/Kim/studies/s_eee65f53",            # upper case handle
+    "https://daishi.ai/u/kim/studies/s_eee65f5",             # seven hex digits
+    "https://daishi.ai/u/kim/studies/s_eee65f53/trials.csv",
+    "https://daishi.ai/u/kim/studies/s_eee65f53?x=1",
+    "ftp://daishi.ai/u/kim/studies/s_eee65f53",
+    "https://user@daishi.ai/u/kim/studies/s_eee65f53",
+    "https://daishi.ai/u/../studies/s_eee65f53",
+    "kim/s_eee65f53",
+])
+def test_address_refused_before_any_request(fixtures_platform, address):
+    before = len(fixtures_platform.requests)
+    local = address.replace("https://daishi.ai", fixtures_platform.url)
+    done = run_script(SCRIPT, local)
+    assert done.returncode == 2 and "not a study address" in done.stderr
+    assert len(fixtures_platform.requests) == before
+
+
+def test_fixtures_served_and_saved(fixtures_platform, tmp_path):
+    for handle, study in (("kim", "s_eee65f53"), ("ana-lab", "s_0ed90190")):
+        save = tmp_path / study
+        done = run_script(SCRIPT, "%s/u/%s/studies/%s" % (fixtures_platform.url, handle, study),
+                          "--save", save)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "figures that match" in done.stdout and "DIFFERS" not in done.stdout
+        saved = sorted(p.name for p in save.iterdir())
+        assert saved == (["profile.json", "recipe.json", "seats.csv", "trials.csv"] if handle == "ana-lab"
+                         else ["profile.json", "seats.csv", "trials.csv"])
+        base = FIXTURES / "u" / handle / "studies" / study
+        assert (save / "trials.csv").read_bytes() == (base / "trials.csv").read_bytes()
+        # The saved copies read offline to the same result, with no server at all.
+        offline = run_script(SCRIPT, "https://daishi.ai/u/%s/studies/%s" % (handle, study), "--json",
+                             "--trials", save / "trials.csv", "--seats", save / "seats.csv",
+                             "--page", save / "profile.json",
+                             *(["--recipe", save / "recipe.json"] if handle == "ana-lab" else []))
+        assert offline.returncode == 0
+        counts = json.loads(offline.stdout)["counts"]
+        assert counts["figuresMatch"] == counts["figuresCompared"] > 40
+
+
+def test_mixed_saved_and_served(fixtures_platform):
+    base = FIXTURES / "u" / "kim" / "studies" / "s_eee65f53"
+    before = len(fixtures_platform.requests)
+    done = run_script(SCRIPT, fixtures_platform.url + "/u/kim/studies/s_eee65f53",
+                      "--trials", base / "trials.csv")
+    assert done.returncode == 0
+    assert [r for r in fixtures_platform.requests[before:]] == ["/u/kim/studies/s_eee65f53/seats.csv", "/u/kim.json"]
+
+
+def _answer(status, body, headers=()):
+    def handler(request):
+        request.send_response(status)
+        for key, value in headers:
+            request.send_header(key, value)
+        data = body.encode()
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+    return handler
+
+
+def test_playing_study_prints_the_reason(tmp_path):
+    path = "/u/kim/studies/s_eee65f53/trials.csv"
+    with Platform(FIXTURES, faults={path: _answer(409, '{"reason": "trial 3 of 8 is still playing"}')}) as p:
+        done = run_script(SCRIPT, p.url + "/u/kim/studies/s_eee65f53")
+    assert done.returncode == 2
+    assert "still playing" in done.stderr and "trial 3 of 8 is still playing" in done.stderr
+
+
+def test_server_error_retried_once_then_refused():
+    path = "/u/kim/studies/s_eee65f53/seats.csv"
+    with Platform(FIXTURES, faults={path: _answer(503, '{"reason": "down"}')}) as p:
+        done = run_script(SCRIPT, p.url + "/u/kim/studies/s_eee65f53")
+        assert p.requests.count(path) == 2
+    assert done.returncode == 2 and "HTTP 503" in done.stderr
+
+
+def test_server_error_once_then_served():
+    path = "/u/kim/studies/s_eee65f53/seats.csv"
+    failed = []
+
+    def flaky(request):
+        if not failed:
+            failed.append(1)
+            return _answer(502, "bad gateway")(request)
+        return request.serve_file(path[1:])
+    with Platform(FIXTURES, faults={path: flaky}) as p:
+        done = run_script(SCRIPT, p.url + "/u/kim/studies/s_eee65f53")
+    assert done.returncode == 0, done.stderr
+
+
+def test_redirect_to_another_host_refused():
+    path = "/u/kim.json"
+    with Platform(FIXTURES) as other, Platform(
+            FIXTURES, faults={path: _answer(302, "", [("Location", other.url.replace("127.0.0.1", "localhost") + path)])}) as p:
+        done = run_script(SCRIPT, p.url + "/u/kim/studies/s_eee65f53")
+        assert other.requests == []
+    assert done.returncode == 2 and "another origin" in done.stderr
+
+
+def test_network_failure_is_exit_2():
+    with Platform(FIXTURES) as p:
+        url = p.url
+    done = run_script(SCRIPT, url + "/u/kim/studies/s_eee65f53")
+    assert done.returncode == 2 and "network failure" in done.stderr
+
+
+def test_anytime_needs_its_recipe(tmp_path):
+    root = tmp_path / "root"
+    import shutil
+    shutil.copytree(FIXTURES / "u", root / "u")
+    shutil.rmtree(root / "u" / "ana-lab" / "recipes")
+    with Platform(root) as p:
+        done = run_script(SCRIPT, p.url + "/u/ana-lab/studies/s_0ed90190")
+    assert done.returncode == 2 and "recipe" in done.stderr
+
+
+# ---------------------------------------------------------------- the conformance corpus
+
+TAMPERED = {   # what each tampered study must be caught on, and nothing else
+    "s_0af9fd0c": "comparison 1 (tweak): mean",
+    "s_7ed377cb": "the page's counts.valued is the files'",
+    "s_ac8177ca": "canary on every seats.csv row",
+    "s_88dc0cce": "trial 7 arm 1: value from its focal seats",
+    "s_484eb471": "comparison 1 (tweak): p",
+    "s_10575ef6": "arm 0 (control): mean",
+    "s_a9b9a7f5": "model model-a: mean",
+    "s_6032f782": "comparison 1 (tweak): verdict",
+}
+
+
+def _manifest_studies():
+    shared = REPO.parent / "shared" / "conformance" / "studies_manifest.json"
+    if not shared.is_file():
+        return []
+    return json.loads(shared.read_text())["studies"]
+
+
+def _check_outcome(study, done):
+    assert done.returncode == study["expectedExit"], (study["id"], done.stdout[-2000:], done.stderr)
+    assert "Traceback" not in done.stderr
+    if study["expectedExit"] == 2:
+        assert len(done.stderr.strip().splitlines()) == 1
+        return
+    out = json.loads(done.stdout)
+    wrong = [f["figure"] for f in out["figures"] if not f["same"]] + [c["check"] for c in out["checks"] if not c["agrees"]]
+    assert wrong == ([TAMPERED[study["id"]]] if study["expectedExit"] == 1 else []), study["id"]
+
+
+@pytest.mark.parametrize("study", _manifest_studies(), ids=lambda s: s["id"])
+def test_conformance_served(conformance_platform, study):
+    _check_outcome(study, run_script(SCRIPT, conformance_platform.url + study["address"], "--json"))
+
+
+@pytest.mark.parametrize("study", _manifest_studies(), ids=lambda s: s["id"])
+def test_conformance_offline(conformance, study):
+    handle, study_id = study["handle"], study["id"]
+    folder = conformance / "u" / handle / "studies" / study_id
+    args = [study["url"], "--json", "--trials", folder / "trials.csv", "--seats", folder / "seats.csv",
+            "--page", conformance / "u" / (handle + ".json")]
+    if study.get("rule") == "anytime":
+        profile = json.loads((conformance / "u" / (handle + ".json")).read_text())
+        recipe = [c["recipe"] for c in profile["studies"] if c["id"] == study_id][0]
+        args += ["--recipe", conformance / "u" / handle / "recipes" / (recipe + ".json")]
+    _check_outcome(study, run_script(SCRIPT, *args))
+
+
+def test_conformance_corpus_present_or_skipped(conformance):
+    assert len(_manifest_studies()) >= 24
