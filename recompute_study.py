@@ -154,6 +154,9 @@ SPLITMIX_MIX1 = 0xBF58476D1CE4E5B9
 SPLITMIX_MIX2 = 0x94D049BB133111EB
 SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
 
+# The exact sign-flip count.
+SUBSET_BLOCK_BYTES = 256 * 1024  # its working blocks of subset-sum counts: cache-sized
+
 # Student t quantile.
 LOG_SQRT_PI = 0.5 * math.log(math.pi)
 STIRLING_FROM = 30.0        # above this, log Gamma ratios come from Stirling's series
@@ -558,23 +561,40 @@ def _unpack_slots(raw, slot_bytes):
 def _subset_sum_counts(sizes):
     """c[x] = the number of subsets of `sizes` (positive integers) summing to x.
 
-    The counts are packed into one big integer, a slot of whole bytes per sum, so
-    adding an item is one shift and one add in C. The distribution is symmetric,
-    so only sums up to half the total are kept while it is built."""
+    The counts are packed a slot of whole bytes per sum into big integers of
+    SUBSET_BLOCK_BYTES each, so adding an item is a few shifts and adds in C on
+    blocks that stay in cache (one huge integer would be reallocated every
+    item). Blocks are updated from the top down, so each reads blocks not yet
+    updated. The distribution is symmetric, so only sums up to half the total
+    are kept while it is built."""
     total = 0
     for size in sizes:
         total += size
     half = total // 2
     slot_bytes = (len(sizes) + 1 + 7) // 8          # a count is at most 2**len(sizes)
     slot_bits = 8 * slot_bytes
-    keep_bits = (half + 1) * slot_bits
-    keep = (1 << keep_bits) - 1
-    packed = 1
+    per_block = max(1, SUBSET_BLOCK_BYTES // slot_bytes)
+    last = half // per_block
+    block_mask = (1 << (per_block * slot_bits)) - 1
+    last_mask = (1 << ((half % per_block + 1) * slot_bits)) - 1
+    blocks = [1] + [0] * last
+    reached = 0
     for size in sorted(sizes):
-        packed += packed << (size * slot_bits)
-        if packed.bit_length() > keep_bits:
-            packed &= keep
-    low = _unpack_slots(packed.to_bytes((half + 1) * slot_bytes, "little"), slot_bytes)
+        whole, part = divmod(size, per_block)
+        up, down = part * slot_bits, (per_block - part) * slot_bits
+        reached = min(reached + size, half)
+        top = reached // per_block
+        for j in range(top, whole - 1, -1):
+            moved = blocks[j - whole]
+            if part:
+                moved = (moved << up) & block_mask
+                if j > whole:
+                    moved += blocks[j - whole - 1] >> down
+            blocks[j] += moved
+        if top == last:
+            blocks[last] &= last_mask
+    raw = b"".join(block.to_bytes(per_block * slot_bytes, "little") for block in blocks)
+    low = _unpack_slots(raw[:(half + 1) * slot_bytes], slot_bytes)
     return low + low[:total - half][::-1]
 
 
@@ -622,12 +642,14 @@ def sign_flip_p(diffs):
 
 # -- The percentile bootstrap.
 
-def splitmix64(seed, count):
-    """The first `count` outputs of SplitMix64 from `seed`, all arithmetic mod 2**64.
+def _splitmix64_chunks(seed, count):
+    """SplitMix64's first `count` outputs, a chunk at a time: (z, mask, k) with the
+    next k outputs each in its own 128-bit slot of the big integer z (the last
+    chunk may hold more slots than it yields).
 
-    Draws are computed a chunk at a time, each in its own 128-bit slot of one big
-    integer: a 64-bit by 64-bit product fits its slot, masking every slot to its
-    low 64 bits is the reduction mod 2**64, and state k is seed + k·γ."""
+    A 64-bit by 64-bit product fits its slot, masking every slot to its low 64
+    bits is the reduction mod 2**64, and state k is seed + k·γ, so one chunk
+    is a handful of big-integer operations in C."""
     chunk = min(count, SPLITMIX_CHUNK) or 1
     ramp = array("Q", bytes(16 * chunk))
     ramp[0::2] = array("Q", range(1, chunk + 1))
@@ -636,20 +658,37 @@ def splitmix64(seed, count):
     steps = SPLITMIX_GAMMA * int.from_bytes(ramp.tobytes(), "little")
     ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
     mask = int.from_bytes((b"\xff" * 8 + bytes(8)) * chunk, "little")
-    outputs = array("Q")
     base = seed & MASK64
-    for _ in range(0, count, chunk):
+    for start in range(0, count, chunk):
         z = (base * ones + steps) & mask
         z = ((z ^ (z >> 30)) & mask) * SPLITMIX_MIX1 & mask
         z = ((z ^ (z >> 27)) & mask) * SPLITMIX_MIX2 & mask
-        z = (z ^ (z >> 31)) & mask
-        words = array("Q", z.to_bytes(16 * chunk, "little"))
-        if sys.byteorder != "little":
-            words.byteswap()
-        outputs.extend(words[0::2])
+        yield (z ^ (z >> 31)) & mask, mask, min(chunk, count - start)
         base = (base + chunk * SPLITMIX_GAMMA) & MASK64
-    del outputs[count:]
+
+
+def _slots(z, k):
+    """The first k 128-bit slots of z, each below 2**64."""
+    words = array("Q", z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[:16 * k])
+    if sys.byteorder != "little":
+        words.byteswap()
+    return words[0::2]
+
+
+def splitmix64(seed, count):
+    """The first `count` outputs of SplitMix64 from `seed` (study.md §4.6)."""
+    outputs = array("Q")
+    for z, _, k in _splitmix64_chunks(seed, count):
+        outputs.extend(_slots(z, k))
     return outputs
+
+
+def bootstrap_draws(seed, n, count):
+    """`count` pair indices ((next() >> 11) × n) >> 53, mapped slot by slot like the outputs."""
+    indices = array("Q")
+    for z, mask, k in _splitmix64_chunks(seed, count):
+        indices.extend(_slots(((((z >> 11) & mask) * n) >> 53) & mask, k))
+    return indices
 
 
 def bootstrap_seed(study_id, arm):
@@ -659,12 +698,11 @@ def bootstrap_seed(study_id, arm):
 def bootstrap_interval(diffs, scale, seed, alpha):
     """[Q(α/2), Q(1 − α/2)] of B resampled means (study.md §4.6)."""
     n = len(diffs)
-    draws = splitmix64(seed, BOOTSTRAP_RESAMPLES * n)
+    draws = bootstrap_draws(seed, n, BOOTSTRAP_RESAMPLES * n)
     pick = diffs.__getitem__
     means = []
     for b in range(BOOTSTRAP_RESAMPLES):
-        block = draws[b * n:(b + 1) * n]
-        means.append(sum(map(pick, [((z >> 11) * n) >> 53 for z in block])) / (n * scale))
+        means.append(sum(map(pick, draws[b * n:(b + 1) * n])) / (n * scale))
     means.sort()
 
     def quantile(p):

@@ -121,6 +121,15 @@ def test_sign_flip_matches_enumeration_at_sixteen(diffs):
     assert rs.sign_flip_count(diffs) == brute_force_count(diffs)
 
 
+def test_sign_flip_across_many_small_blocks(monkeypatch):
+    # Blocks of two or three slots: every item's shift straddles block boundaries.
+    monkeypatch.setattr(rs, "SUBSET_BLOCK_BYTES", 5)
+    rng = random.Random(11)
+    for _ in range(60):
+        diffs = [rng.randint(-25, 25) for _ in range(rng.randint(1, 12))]
+        assert rs.sign_flip_count(diffs) == brute_force_count(diffs), diffs
+
+
 def test_sign_flip_known_values():
     assert rs.sign_flip_p([1000, 2000, 3000]) == Fraction(1, 4)   # only all + and all −
     assert rs.sign_flip_p([19850]) == 1
@@ -160,6 +169,12 @@ def test_splitmix64_across_chunks_and_wraparound():
     for seed in (0, 1234567, 2 ** 64 - 3):
         count = 2 * rs.SPLITMIX_CHUNK + 17
         assert list(rs.splitmix64(seed, count)) == splitmix64_reference(seed, count)
+
+
+def test_bootstrap_draws_map_each_output_to_an_index():
+    for n in (1, 2, 3, 200, 1000003):
+        expected = [((z >> 11) * n) >> 53 for z in splitmix64_reference(99, rs.SPLITMIX_CHUNK + 5)]
+        assert list(rs.bootstrap_draws(99, n, rs.SPLITMIX_CHUNK + 5)) == expected
 
 
 def test_bootstrap_seed():
