@@ -26,6 +26,7 @@ figure differs or a check fails, 2 a record cannot be read.
 Python 3.9 or later, standard library only.
 """
 import argparse
+import http.client
 import json
 import math
 import operator
@@ -46,9 +47,11 @@ from heapq import merge
 DEFAULT_BASE = "https://daishi.ai"
 BASE_ENV = "DAISHI_BASE"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
 
-TIMEOUT_SECONDS = 30          # per request, connect and read alike
+EXACT_INTEGERS = 2 ** 53      # the largest integers a double holds exactly
+TIMEOUT_SECONDS = 30          # silence allowed on a connection; also the time a body may take
 MAX_RESPONSE_BYTES = 64 << 20  # one page or report
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
 RETRIES_ON_5XX = 1            # one more try after a server error, after a pause
@@ -114,7 +117,10 @@ class RecordError(Exception):
 def hu(x, places):
     """Half up to `places` decimals on the double itself (rubric.md §1)."""
     scale = 10.0 ** places  # exactly 1, 10, 100 or 1000
-    return math.floor(x * scale + 0.5) / scale
+    scaled = x * scale
+    if not math.isfinite(scaled):  # a double this large has no fraction left to round
+        return x
+    return math.floor(scaled + 0.5) / scale
 
 
 def clamp(x):
@@ -131,11 +137,19 @@ def running_sum(terms):
 
 # ----------------------------------------------------------- reading records
 
+def read_int(digits):
+    """A JSON integer, as the platform reads it: a double. An integer beyond
+    2**53 is no exact double, so it is read as one (1e400 as infinity) and
+    every integer field then refuses it by name."""
+    value = int(digits)
+    return value if abs(value) <= EXACT_INTEGERS else float(digits)
+
+
 def parse_json(raw, name):
-    def refuse_constant(token):
-        raise ValueError("%s is not a finite number" % token)
+    """JSON whose NaN, Infinity and over-long numbers reach the field checks,
+    which name the field that holds them."""
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
+        return json.loads(raw.decode("utf-8"), parse_int=read_int, parse_constant=float)
     except UnicodeDecodeError:
         raise RecordError("%s: not UTF-8 text" % name)
     except (ValueError, RecursionError) as err:
@@ -166,10 +180,14 @@ class Downloads:
     def get(self, url, what, save_as):
         raw = http_get(self.opener, url, what)
         if self.save_dir is not None:
+            # Every name here is the script's own: the match id was checked, save_as is fixed.
             path = os.path.join(self.save_dir, self.match_id, *save_as)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as out:
-                out.write(raw)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as out:
+                    out.write(raw)
+            except OSError as err:
+                raise RecordError("--save: cannot write %s (%s)" % (path, err.strerror or err))
         return raw, what
 
 
@@ -223,18 +241,23 @@ def http_get(opener, url, what):
             raise RecordError("%s: %s" % (what, http_failure(err)))
         except RecordError:
             raise
-        except (urllib.error.URLError, OSError, ValueError) as err:
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
             reason = getattr(err, "reason", err)
             raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
     raise AssertionError("unreachable")
 
 
 def read_capped(response, url):
+    """The whole body, within the size cap and the time allowed: read1 returns
+    what has arrived, so a server that drips its answer meets the deadline."""
     deadline = time.monotonic() + TIMEOUT_SECONDS
     chunks, size = [], 0
     while True:
-        chunk = response.read(1 << 16)
+        chunk = response.read1(1 << 16)
         if not chunk:
+            if getattr(response, "length", None):
+                raise RecordError("%s: the connection closed %d bytes before the end of the answer"
+                                  % (url, response.length))
             break
         size += len(chunk)
         if size > MAX_RESPONSE_BYTES:
@@ -281,6 +304,12 @@ def as_number(value, at):
 def as_text(value, at):
     if not isinstance(value, str):
         raise RecordError("%s: expected a string, got %s" % (at, shown(value)))
+    return value
+
+
+def as_flag(value, at):
+    if not isinstance(value, bool):
+        raise RecordError("%s: expected true or false, got %s" % (at, shown(value)))
     return value
 
 
@@ -477,7 +506,7 @@ def read_errata(errata, at):
             "events": events,
             "agents": [str(a) for a in as_list(erratum.get("agents", []), where + ".agents")],
             "affects": [str(a) for a in as_list(erratum.get("affects", []), where + ".affects")],
-            "scoresDepend": erratum.get("scoresDepend"),
+            "scoresDepend": as_flag(field(erratum, "scoresDepend", where), where + ".scoresDepend"),
         })
     return out
 
@@ -655,9 +684,7 @@ def read_card(card, at):
         if key in raw:
             published[key] = as_number(raw[key], "%s.raw.%s" % (at, key))
     if "circularEstimated" in raw:
-        if not isinstance(raw["circularEstimated"], bool):
-            raise RecordError("%s.raw.circularEstimated: expected true or false" % at)
-        published["circularEstimated"] = raw["circularEstimated"]
+        published["circularEstimated"] = as_flag(raw["circularEstimated"], at + ".raw.circularEstimated")
     messages = raw.get("messagesSent")
     if messages is not None:
         as_count(messages, at + ".raw.messagesSent")
@@ -1298,8 +1325,8 @@ def print_audit(result, out):
             e["id"], e["title"], shorten(e["events"]), text(e["agents"]), text(e["affects"]),
             text(e["scoresDepend"])))
     for seat in result["seats"]:
-        w("\n%s  %s  %s%s\n" % (seat["agentId"], seat["name"], seat["model"],
-                                "  (counters not recorded)" if seat["notRecorded"] else ""))
+        w("\n" + one_line("%s  %s  %s%s" % (seat["agentId"], seat["name"], seat["model"],
+                                          "  (counters not recorded)" if seat["notRecorded"] else "")) + "\n")
         w("  %-19s %-24s %-24s\n" % ("figure", "published", "recomputed"))
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
@@ -1361,6 +1388,11 @@ def print_summary(s, out):
 
 # ------------------------------------------------------------------ main
 
+def one_line(message):
+    """An error is one line: control characters a record or server sent are escaped."""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+
+
 def source_for(target, args):
     """A saved folder, or a match id to download; anything else is refused."""
     if os.path.isdir(target):
@@ -1403,7 +1435,7 @@ def main(argv=None):
             result = audit_one(target, args)
         except RecordError as err:
             failures.append({"target": target, "error": str(err)})
-            print("recompute.py: %s: %s" % (target, err), file=sys.stderr)
+            print(one_line("recompute.py: %s: %s" % (target, err)), file=sys.stderr)
             continue
         results.append(result)
         if not args.json:
@@ -1425,5 +1457,6 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         sys.exit(2)
     except Exception as err:  # a record this script failed to foresee: still one line, still exit 2
-        print("recompute.py: cannot read the record (%s: %s)" % (type(err).__name__, err), file=sys.stderr)
+        print(one_line("recompute.py: cannot read the record (%s: %s)" % (type(err).__name__, err)),
+              file=sys.stderr)
         sys.exit(2)
