@@ -1387,7 +1387,7 @@ def run(args):
         header.append("  metric %s (%s, range %s, %s is better)%s" % (
             terms.metric, "a seat score" if terms.seat_score else "declared on the card",
             "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction,
-            "; %s rule, effect %s, alpha %r per comparison over %d" % (
+            "; %s rule, effect %s, alpha %.6g per comparison over %d" % (
                 terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
             "; a series, no comparisons"))
         print(report_text(header, result))

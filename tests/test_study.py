@@ -8,7 +8,6 @@ import math
 import random
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
