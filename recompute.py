@@ -511,20 +511,22 @@ def read_errata(errata, at):
     return out
 
 
-# Events: each known type's fields, beyond seq, tick and type, and their forms.
-FORMS = {"seat": "a seat of the roster", "text": "a string", "count": "an integer >= 0",
+# Events: each known type's fields that some rule reads (the ones §11 checks),
+# beyond seq, tick and type, and their forms. A move's `from`, a craft's item
+# and count, a build's region and a train's stat are read by no rule.
+FORMS = {"seat": "a seat of the roster", "text": "a string",
          "positive": "an integer >= 1", "items": "item names mapped to integers >= 1"}
 EVENT_FIELDS = {
     "agent_spawned": (("agentId", "seat"), ("region", "text")),
     "agent_registered": (("agentId", "seat"), ("region", "text")),
-    "move": (("agentId", "seat"), ("from", "text"), ("to", "text")),
+    "move": (("agentId", "seat"), ("to", "text")),
     "gather": (("agentId", "seat"), ("region", "text"), ("resource", "text"), ("gathered", "positive")),
-    "craft": (("agentId", "seat"), ("item", "text"), ("count", "count")),
-    "build": (("agentId", "seat"), ("structure", "text"), ("structureId", "text"), ("region", "text")),
+    "craft": (("agentId", "seat"),),
+    "build": (("agentId", "seat"), ("structure", "text"), ("structureId", "text")),
     "repair": (("agentId", "seat"), ("structureId", "text")),
     "deposit": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
     "withdraw": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
-    "train": (("agentId", "seat"), ("stat", "text")),
+    "train": (("agentId", "seat"),),
     "attack": (("agentId", "seat"), ("target", "seat")),
     "raid": (("agentId", "seat"), ("target", "seat"), ("structureId", "text"), ("taken", "items")),
     "trade_completed": (("agentId", "seat"), ("from", "seat"), ("to", "seat"),
@@ -600,8 +602,7 @@ def column_ok(events, key, form, roster):
             if not set(map(type, values)) <= {dict}:
                 return False
             values = [qty for items in values for qty in items.values()]
-        floor = 0 if form == "count" else 1
-        return set(map(type, values)) <= {int} and (not values or min(values) >= floor)
+        return set(map(type, values)) <= {int} and (not values or min(values) >= 1)
     except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
         return False
 
