@@ -50,7 +50,7 @@ MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
 
-EXACT_INTEGERS = 2 ** 53      # the largest integers a double holds exactly
+EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
 TIMEOUT_SECONDS = 30          # silence allowed on a connection; also the time a body may take
 MAX_RESPONSE_BYTES = 64 << 20  # one page or report
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
@@ -137,19 +137,11 @@ def running_sum(terms):
 
 # ----------------------------------------------------------- reading records
 
-def read_int(digits):
-    """A JSON integer, as the platform reads it: a double. An integer beyond
-    2**53 is no exact double, so it is read as one (1e400 as infinity) and
-    every integer field then refuses it by name."""
-    value = int(digits)
-    return value if abs(value) <= EXACT_INTEGERS else float(digits)
-
-
 def parse_json(raw, name):
     """JSON whose NaN, Infinity and over-long numbers reach the field checks,
     which name the field that holds them."""
     try:
-        return json.loads(raw.decode("utf-8"), parse_int=read_int, parse_constant=float)
+        return json.loads(raw.decode("utf-8"), parse_constant=float)
     except UnicodeDecodeError:
         raise RecordError("%s: not UTF-8 text" % name)
     except (ValueError, RecursionError) as err:
@@ -290,13 +282,14 @@ def field(obj, key, at):
 
 
 def as_count(value, at):
-    if type(value) is not int or value < 0:
-        raise RecordError("%s: expected an integer >= 0, got %s" % (at, shown(value)))
+    if type(value) is not int or not 0 <= value <= EXACT_INTEGERS:
+        raise RecordError("%s: expected an integer from 0 to 2**53, got %s" % (at, shown(value)))
     return value
 
 
 def as_number(value, at):
-    if type(value) not in (int, float) or not math.isfinite(value):
+    if not (type(value) is float and math.isfinite(value)
+            or type(value) is int and abs(value) <= EXACT_INTEGERS):
         raise RecordError("%s: expected a finite number, got %s" % (at, shown(value)))
     return value
 
@@ -328,8 +321,8 @@ def as_list(value, at):
 def as_quantities(value, at, positive):
     """An item map: names to integer quantities (>= 1 in an event, >= 0 in a stock)."""
     for item, qty in as_object(value, at).items():
-        if type(qty) is not int or qty < (1 if positive else 0):
-            raise RecordError("%s.%s: expected an integer >= %d, got %s"
+        if type(qty) is not int or not (1 if positive else 0) <= qty <= EXACT_INTEGERS:
+            raise RecordError("%s.%s: expected an integer from %d to 2**53, got %s"
                               % (at, item, 1 if positive else 0, shown(qty)))
     return value
 
@@ -515,7 +508,7 @@ def read_errata(errata, at):
 # beyond seq, tick and type, and their forms. A move's `from`, a craft's item
 # and count, a build's region and a train's stat are read by no rule.
 FORMS = {"seat": "a seat of the roster", "text": "a string",
-         "positive": "an integer >= 1", "items": "item names mapped to integers >= 1"}
+         "positive": "an integer from 1 to 2**53", "items": "item names mapped to integers from 1 to 2**53"}
 EVENT_FIELDS = {
     "agent_spawned": (("agentId", "seat"), ("region", "text")),
     "agent_registered": (("agentId", "seat"), ("region", "text")),
@@ -602,7 +595,7 @@ def column_ok(events, key, form, roster):
             if not set(map(type, values)) <= {dict}:
                 return False
             values = [qty for items in values for qty in items.values()]
-        return set(map(type, values)) <= {int} and (not values or min(values) >= 1)
+        return set(map(type, values)) <= {int} and (not values or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
     except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
         return False
 
@@ -670,7 +663,7 @@ def read_card(card, at):
     for i, name in enumerate(achievements):
         as_text(name, "%s.achievements[%d]" % (at, i))
     rank = field(card, "rank", at)
-    if type(rank) is not int or rank < 1:
+    if type(rank) is not int or not 1 <= rank <= EXACT_INTEGERS:
         raise RecordError("%s.rank: expected an integer >= 1, got %s" % (at, shown(rank)))
     published = {
         "wealth": as_number(field(card, "wealth", at), at + ".wealth"),
