@@ -1400,8 +1400,13 @@ def source_for(target, args):
 
 def audit_one(target, args):
     source = source_for(target, args)
-    archive, report = read_match(source, args.rubric)
-    return audit(archive, report)
+    # Records are trees, with no cycles to collect: collecting while a long
+    # log loads would only rescan it, again and again.
+    gc.disable()
+    try:
+        return audit(*read_match(source, args.rubric))
+    finally:
+        gc.enable()
 
 
 def parse_args(argv):
@@ -1424,9 +1429,6 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    # Records are trees, with no cycles to collect: collecting while a long
-    # log loads would only rescan it, again and again.
-    gc.disable()
     results, failures = [], []
     for target in args.matches:
         try:

@@ -14,7 +14,6 @@ Run: python3 bench/bench_match.py [--events N] [--pages P] [--seats S]
 """
 import argparse
 import contextlib
-import gc
 import json
 import os
 import random
@@ -167,7 +166,6 @@ def main():
         def whole():
             with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
                 status = rc.main([folder])
-            gc.enable()  # main() leaves the collector off, as the script exits after it
             assert status == 0, "the generated match should audit clean"
 
         parse, total = best_times(args.runs, parse_only, whole)
