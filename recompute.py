@@ -187,6 +187,8 @@ class Downloads:
 class SavedCopies:
     """Reads the same files from a folder laid out as --save writes them."""
 
+    match_id = None  # a folder is whatever match it holds
+
     def __init__(self, folder):
         self.folder = folder
 
@@ -695,6 +697,9 @@ def read_match(source, version):
     match_id = archive_json.get("matchId", pages[0].get("matchId"))
     if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
         raise RecordError("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
+    if source.match_id not in (None, match_id):
+        raise RecordError("%s: archive.matchId %s is not the match asked for, %s"
+                          % (names[0], match_id, source.match_id))
     for page, name in zip(pages, names):
         if page.get("matchId", match_id) != match_id:
             raise RecordError("%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), match_id))
