@@ -134,3 +134,13 @@ def test_json_document(fixtures_platform):
 def test_base_from_environment(fixtures_platform):
     out = run_script("recompute.py", CLEAN, env={"DAISHI_BASE": fixtures_platform.url})
     assert out.returncode == 0, out.stderr
+
+
+def test_served_archive_of_another_match_refused(tmp_path):
+    import shutil
+    from loopback import Platform
+    shutil.copytree(FIXTURES / "api/matches" / CLEAN, tmp_path / "api/matches/m_aaaaaaaaaaaa")
+    with Platform(tmp_path) as platform:
+        out = run(platform, "m_aaaaaaaaaaaa")
+    assert out.returncode == 2
+    assert "archive.matchId m_b0bc344f1eac is not the match asked for, m_aaaaaaaaaaaa" in out.stderr
