@@ -589,9 +589,10 @@ TAMPERED = {   # what each tampered study must be caught on, and nothing else
 
 
 def _manifest_studies():
+    """The corpus's studies; without it, one placeholder that the fixtures skip with their message."""
     shared = REPO.parent / "shared" / "conformance" / "studies_manifest.json"
     if not shared.is_file():
-        return []
+        return [{"id": "corpus-absent"}]
     return json.loads(shared.read_text())["studies"]
 
 
@@ -625,4 +626,4 @@ def test_conformance_offline(conformance, study):
 
 
 def test_conformance_corpus_present_or_skipped(conformance):
-    assert len(_manifest_studies()) >= 24
+    assert len(_manifest_studies()) == 24
