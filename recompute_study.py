@@ -28,13 +28,16 @@ Offline, or any mix: the address still names the study; these read saved copies.
 Exit status: 0 every figure matches and every check agrees; 1 a figure
 differs or a check fails; 2 the study cannot be read (still playing, no such
 study or a run set, no reading on the profile, no recipe under the anytime
-rule, a network failure, or a file not of the documented form).
+rule, a network failure, or a file not of the documented form). A download
+is a network failure when the server is silent for 30 s, or when its answer,
+once begun, is not whole within 30 s more.
 
 Python 3.9 or later, standard library only.
 """
 import argparse
 import csv
 import hashlib
+import http.client
 import io
 import json
 import math
@@ -49,7 +52,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from array import array
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from itertools import accumulate, repeat
 from statistics import NormalDist
@@ -77,6 +80,11 @@ SEATS_COLUMNS = (
 NO_VALUE_REASONS = ("failed", "cancelled", "seat_failed", "stopped_short",
                     "resumed", "version", "unscored", "unmeasured")
 PAIR_OUT_REASONS = NO_VALUE_REASONS + ("no_trial", "other_seeds")
+# A double holds every integer of 15 digits exactly; a number with more before
+# its point is none the platform wrote.
+EXACT_DIGITS = 15
+TOO_MANY_DIGITS = re.compile(r"-?[0-9]{%d}" % (EXACT_DIGITS + 1))
+EXACT_INTEGERS = 2 ** 53    # a JSON integer past this is no exact double
 INTEGER = r"-?[0-9]+"
 TENTHS = r"[0-9]+(\.[0-9])?"
 BOOLEAN = r"true|false"
@@ -110,9 +118,24 @@ SEATS_FORMS = {
 TRIALS_REQUIRED = ("trial", "arm", "pair")
 SEATS_REQUIRED = ("trial", "arm", "seat", "focal", "whole_trial")
 
+# RFC 4180: a field is quoted whole, or holds no quote, comma or line break.
+CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'
+CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
+CSV_FIELDS_THAT_READ = re.compile(r"(?:%s,)*" % CSV_FIELD)
+CSV_FIELD_AND_COMMA = re.compile(CSV_FIELD + ",")
+# A byte that is not UTF-8 decodes to its surrogate U+DC80-U+DCFF; a NUL, no
+# text either, is made U+DC00 so the csv module (which refuses it on 3.9 without
+# naming its column) reads it like one.
+NOT_TEXT = re.compile("[\udc00-\udcff]")
+SHOWN_FIELD_CHARACTERS = 40     # a field quoted in an error, at most
+
 HANDLE = r"[a-z0-9_-]{1,32}"
 STUDY_ID = r"s_[0-9a-f]{8}"
-STUDY_PATH = re.compile(r"/u/(%s)/studies/(%s)" % (HANDLE, STUDY_ID))
+# The whole address, checked before it is split: no userinfo, query, fragment,
+# escape, space or control character anywhere.
+STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)/u/(%s)/studies/(%s)"
+                           % (HANDLE, STUDY_ID))
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")   # escaped in an error, so it stays one line
 RECIPE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # study.md §1: the seat-score metrics, their range (None: rank's [1, N]) and direction.
@@ -135,6 +158,7 @@ FITNESS_SCALE = 10          # `fitness_index` in tenths
 LOG_RATIO_SCALE = 10000     # a log ratio's D_t in ten-thousandths
 ARM_LEVEL_Q = 0.975         # an arm's and a model's 95% interval
 BOOTSTRAP_RESAMPLES = 4000
+RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
 
 # How a figure prints (study.md §6) and how close is `same` (§7).
 COMPARISON_PLACES = 3
@@ -144,6 +168,7 @@ P_PLACES = 4
 ARM_PLACES = 2
 MODEL_PLACES = 1
 VALUE_PLACES = 3
+MAX_FIGURE_PLACES = LOG_RATIO_PLACES + SIGN_KEEPING_PLACES   # the most any figure prints
 LOOSE_UNITS = 1             # a comparison's or an arm's figure, in its last place
 EXACT_UNITS = 0             # a model's figure
 
@@ -168,8 +193,9 @@ NEWTON_MAX_STEPS = 200
 NEWTON_TOLERANCE = 4e-16
 
 # Network.
-TIMEOUT_SECONDS = 30
+TIMEOUT_SECONDS = 30        # silence allowed on a connection; also the time an answer may take once begun
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+READ_BYTES = 64 * 1024      # what one read of an answer asks for
 RETRY_PAUSE_SECONDS = 1.0
 USER_AGENT = "daishi-recompute-study/1"
 
@@ -182,18 +208,10 @@ class Unreadable(Exception):
 
 def parse_study_address(address):
     """(origin, handle, study id) of https://host/u/<handle>/studies/<id>, else Unreadable."""
-    parts = urllib.parse.urlsplit(address)
-    match = STUDY_PATH.fullmatch(parts.path)
-    try:
-        port_ok = parts.port is None or 0 < parts.port < 65536
-    except ValueError:
-        port_ok = False
-    if (parts.scheme not in ("http", "https") or not parts.hostname or not port_ok
-            or parts.username is not None or parts.password is not None
-            or parts.query or parts.fragment or "?" in address or "#" in address
-            or match is None):
+    match = STUDY_ADDRESS.fullmatch(address)
+    if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         raise Unreadable("not a study address of the form https://daishi.ai/u/<handle>/studies/s_<8 hex digits>: %r" % address)
-    return "%s://%s" % (parts.scheme, parts.netloc), match.group(1), match.group(2)
+    return match.group(1), match.group(3), match.group(4)
 
 
 # ---------------------------------------------------------------- fetching
@@ -213,22 +231,38 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def _reason(body):
+def _reason(error, url):
+    """The platform's reason in an error answer, where its body reads and holds one."""
     try:
+        body = _read_capped(error.fp, url) if error.fp is not None else b""
         reason = json.loads(body.decode("utf-8")).get("reason")
-    except (ValueError, AttributeError, UnicodeDecodeError):
+    except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
         return None
     return reason if isinstance(reason, str) else None
 
 
 def _read_capped(response, url):
-    length = response.headers.get("Content-Length")
-    if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
-        raise Unreadable("%s: %s bytes is over the %d-byte cap" % (url, length, MAX_RESPONSE_BYTES))
-    body = response.read(MAX_RESPONSE_BYTES + 1)
-    if len(body) > MAX_RESPONSE_BYTES:
-        raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
-    return body
+    """The whole body, within the size cap and the time allowed: read1 returns
+    what has arrived, so a server that drips its answer still meets the deadline."""
+    if response.length is not None and response.length > MAX_RESPONSE_BYTES:
+        raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    chunks, size = [], 0
+    while True:
+        chunk = response.read1(READ_BYTES)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
+        if time.monotonic() > deadline:
+            raise Unreadable("network failure fetching %s: the answer was not whole within %s s"
+                             % (url, TIMEOUT_SECONDS))
+        chunks.append(chunk)
+    if response.length:
+        raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
+                         % (url, response.length))
+    return b"".join(chunks)
 
 
 def fetch(origin, path, what):
@@ -242,21 +276,20 @@ def fetch(origin, path, what):
             with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
                 return _read_capped(response, url)
         except urllib.error.HTTPError as error:
-            body = error.read(MAX_RESPONSE_BYTES) if error.fp is not None else b""
+            reason = _reason(error, url)
             if error.code >= 500 and attempt == 1:
                 time.sleep(RETRY_PAUSE_SECONDS)
                 continue
             if error.code == 409:
                 raise Unreadable("the study is still playing (%s answers 409): %s"
-                                 % (what, _reason(body) or "no reason given"))
+                                 % (what, reason or "no reason given"))
             if error.code == 404:
                 raise Unreadable("%s answers 404: no such %s%s" % (
                     url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
-            raise Unreadable("%s answers HTTP %d%s" % (url, error.code,
-                                                      ": " + _reason(body) if _reason(body) else ""))
+            raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
         except Unreadable:
             raise
-        except (urllib.error.URLError, OSError, ValueError) as error:
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
             raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
     raise AssertionError("unreachable")
 
@@ -281,12 +314,16 @@ def read_csv(body, name, columns, forms, required):
     """Rows of a study CSV as dicts (with `_line`), every field checked for its form."""
     if body.startswith(b"\xef\xbb\xbf"):
         body = body[3:]
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)"
-                         % (name, body[error.start], error.start))
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    text = body.decode("utf-8", "surrogateescape").replace("\x00", "\udc00")
+    not_text = NOT_TEXT.search(text) is not None
+    csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
+    record = []
+
+    def lines():
+        for line in io.StringIO(text, newline=""):
+            record.append(line)
+            yield line
+    reader = csv.reader(lines(), strict=True)
     try:
         header = next(reader, None)
         if header is None:
@@ -294,30 +331,63 @@ def read_csv(body, name, columns, forms, required):
         if tuple(header) != columns:
             if text.lstrip()[:1] == "<":
                 raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
-            got = ",".join(header)
-            raise Unreadable("%s line 1: the header is not %s's columns in order (got %r)"
-                             % (name, name, got[:120]))
+            raise Unreadable("%s line 1: the header is not %s's columns in order: %s"
+                             % (name, name, _header_fault(header, columns)))
         patterns = {column: re.compile(form) for column, form in forms.items()}
         rows = []
+        del record[:]
         for fields in reader:
             line = reader.line_num
+            raw = "".join(record)
+            del record[:]
+            if '"' in raw and not CSV_RECORD.fullmatch(raw):
+                # the bad field is the first past those that read as RFC 4180 fields
+                where = len(CSV_FIELD_AND_COMMA.findall(CSV_FIELDS_THAT_READ.match(raw).group()))
+                raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted field, "
+                                 "or text after a closing quote)" % (name, line, columns[min(where, len(columns) - 1)]))
             if len(fields) != len(columns):
                 raise Unreadable("%s line %d: %d fields, the header has %d"
                                  % (name, line, len(fields), len(columns)))
             row = dict(zip(columns, fields))
+            bad = not_text and NOT_TEXT.search(raw)
+            if bad:
+                column = next(c for c in columns if NOT_TEXT.search(row[c]))
+                raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                                 % (name, line, column, ord(bad.group()) - 0xDC00))
             for column in columns:
                 field = row[column]
                 if field == "":
                     if column in required:
                         raise Unreadable("%s line %d, column %s: empty" % (name, line, column))
-                elif column in patterns and not patterns[column].fullmatch(field):
-                    raise Unreadable("%s line %d, column %s: %r is not of the form %s"
-                                     % (name, line, column, field, forms[column]))
+                elif column in patterns:
+                    if not patterns[column].fullmatch(field):
+                        raise Unreadable("%s line %d, column %s: %s is not of the form %s"
+                                         % (name, line, column, _shown_field(field), forms[column]))
+                    if len(field) > EXACT_DIGITS and TOO_MANY_DIGITS.match(field):
+                        raise Unreadable("%s line %d, column %s: %s has more digits before its point than the %d "
+                                         "a double holds exactly"
+                                         % (name, line, column, _shown_field(field), EXACT_DIGITS))
             row["_line"] = line
             rows.append(row)
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
     return rows
+
+
+def _header_fault(header, columns):
+    """The first column out of place in a header that is not `columns`."""
+    for number, (got, expected) in enumerate(zip(header, columns), 1):
+        if got != expected:
+            return "column %d is %s, expected %r" % (number, _shown_field(got), expected)
+    if len(header) < len(columns):
+        return "missing column %r" % columns[len(header)]
+    return "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
+
+
+def _shown_field(field):
+    if len(field) <= SHOWN_FIELD_CHARACTERS:
+        return repr(field)
+    return "%r... (%d characters)" % (field[:SHOWN_FIELD_CHARACTERS], len(field))
 
 
 def check_order(rows, name, key_columns):
@@ -353,12 +423,41 @@ def exact_units(text, places):
 
 
 def read_json(body, name):
-    def no_constant(token):
-        raise ValueError("%s is not a JSON number" % token)
+    """A JSON document whose every number a double holds: NaN, an infinity or an
+    integer past 2**53 is refused by the field that holds it."""
     try:
-        return json.loads(body.decode("utf-8"), parse_constant=no_constant)
-    except (UnicodeDecodeError, ValueError) as error:
+        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=_json_integer)
+    except UnicodeDecodeError as error:
+        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)" % (name, body[error.start], error.start))
+    except ValueError as error:
         raise Unreadable("%s is not JSON: %s" % (name, error))
+    except RecursionError:
+        raise Unreadable("%s is not JSON this script reads: nested too deep" % name)
+    path = _number_no_double_holds(document)
+    if path is not None:
+        raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
+    return document
+
+
+def _json_integer(text):
+    # An integer of more digits is past 2**53 whatever it is, and Python 3.11
+    # converts none of more than 4300: it stands as infinite, which is refused.
+    return int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf
+
+
+def _number_no_double_holds(document):
+    """The path to the first number in the document no double holds, else None."""
+    stack = [("", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(("%s.%s" % (path, key) if path else key, item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(("%s[%d]" % (path, i), item) for i, item in reversed(list(enumerate(value))))
+        elif (type(value) is float and not math.isfinite(value)
+              or type(value) is int and abs(value) > EXACT_INTEGERS):
+            return path
+    return None
 
 
 def find_reading(profile, study_id):
@@ -384,8 +483,9 @@ def read_rho(recipe, recipe_id):
         raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
     anytime = recipe.get("anytime")
     rho = anytime.get("rho") if isinstance(anytime, dict) else None
-    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 < rho < math.inf:
-        raise Unreadable("recipe %s: anytime.rho is not a positive number" % recipe_id)
+    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
+        raise Unreadable("recipe %s: anytime.rho is %s, not a number from %g to %g"
+                         % (recipe_id, _shown(rho), *RHO_RANGE))
     return float(rho)
 
 
@@ -748,6 +848,9 @@ class Terms:
                                  % (first["_line"], level_text))
             if self.compared:
                 self.alpha = (1 - level) / len(self.compared)
+                if not 1 - self.alpha / 2 < 1:
+                    raise Unreadable("trials.csv line %d, column comparison_level: %s leaves no t quantile "
+                                     "(1 - alpha/2 rounds to 1)" % (first["_line"], level_text))
         self.scale = LOG_RATIO_SCALE if self.effect == "log_ratio" else VALUE_SCALE
         self.places = LOG_RATIO_PLACES if self.effect == "log_ratio" else COMPARISON_PLACES
         # A difference is held within the range's width; a log ratio is not cut.
@@ -992,6 +1095,8 @@ def print_comparison_figure(x, places):
 # ---------------------------------------------------------------- §7 figures and checks
 
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+# A figure as §6 prints one; a page figure of any other form differs.
+PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,%d})?" % (EXACT_DIGITS, MAX_FIGURE_PLACES))
 
 
 class Result:
@@ -1020,7 +1125,7 @@ def decimal_figure(result, name, page, value, places, tolerance, printer=print_f
     if value is None:
         result.figure(name, _shown(page), None, False)
         return
-    if not (isinstance(page, str) and DECIMAL_TEXT.fullmatch(page)):
+    if not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         result.figure(name, _shown(page), printer(value, places), False)
         return
     shown_places = len(page.partition(".")[2])
@@ -1071,10 +1176,11 @@ def comparison_figures(result, arm, label, ours, page, terms):
         result.check("comparison %d: every value of its pairs above 0 (log ratio)" % arm, ours.positive)
 
 
-def _by_key(entries, key):
+def _by_key(entries, key, kind):
+    """The page's entries by their key; one whose key is not of the kind (true is no arm) names nothing."""
     found = {}
     for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get(key) is not None and not isinstance(entry.get(key), (list, dict)):
+        if isinstance(entry, dict) and type(entry.get(key)) is kind:
             found.setdefault(entry[key], entry)
     return found
 
@@ -1096,9 +1202,11 @@ def file_checks(result, study_id, trials, seats, reading, terms):
     result.check("canary on every trials.csv row", fault is None, fault)
     fault = _first_fault(seats, lambda r: r["canary"] == CANARY, "seats.csv", lambda r: "canary missing or altered")
     result.check("canary on every seats.csv row", fault is None, fault)
-    fault = _first_fault(trials, lambda r: r["study"] == study_id, "trials.csv",
-                         lambda r: "study %r, the address names %s" % (r["study"], study_id))
-    result.check("every trials.csv row names this study", fault is None, fault)
+    fault = (_first_fault(trials, lambda r: r["study"] == study_id, "trials.csv",
+                          lambda r: "study %r, the address names %s" % (r["study"], study_id))
+             or _first_fault(seats, lambda s: s["study"] == study_id, "seats.csv",
+                             lambda s: "study %r, the address names %s" % (s["study"], study_id)))
+    result.check("every trials.csv and seats.csv row names this study", fault is None, fault)
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):
         result.check("one %s on every trials.csv row" % column, _one(trials, column),
                      None if _one(trials, column) else "found %s" % sorted({r[column] for r in trials}))
@@ -1189,10 +1297,7 @@ def _equal_check(result, key, page, files):
 def _same_level(page, files):
     if page is None or files is None:
         return page is None and files is None
-    try:
-        return isinstance(page, str) and Decimal(page) == Decimal(files)
-    except InvalidOperation:
-        return False
+    return isinstance(page, str) and bool(DECIMAL_TEXT.fullmatch(page)) and Decimal(page) == Decimal(files)
 
 
 # ---------------------------------------------------------------- the whole recompute
@@ -1208,7 +1313,7 @@ def recompute(study_id, trials, seats, reading, rho):
         labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
 
-    page_comparisons = _by_key(reading.get("comparisons"), "arm")
+    page_comparisons = _by_key(reading.get("comparisons"), "arm", int)
     for arm in terms.compared:
         page = page_comparisons.get(arm)
         withheld = page.get("withheld") if isinstance(page, dict) else None
@@ -1219,7 +1324,7 @@ def recompute(study_id, trials, seats, reading, rho):
     for arm in sorted(set(page_comparisons) - set(terms.compared), key=str):
         comparison_figures(result, arm, "not in the files", Comparison(), page_comparisons[arm], terms)
 
-    page_arms = _by_key(reading.get("arms"), "arm")
+    page_arms = _by_key(reading.get("arms"), "arm", int)
     for arm in terms.arms:
         n, mean, interval = arm_figures(arm, trials, terms)
         page = page_arms.get(arm) if isinstance(page_arms.get(arm), dict) else {}
@@ -1231,7 +1336,7 @@ def recompute(study_id, trials, seats, reading, rho):
         page = page_arms[arm]
         exact_figure(result, "arm %s (not in the files): n" % arm, page.get("n"), None)
 
-    page_models = _by_key(reading.get("models"), "model")
+    page_models = _by_key(reading.get("models"), "model", str)
     models = model_figures(seats)
     for model, (n, g, mean, interval) in models.items():
         page = page_models.get(model, {})
@@ -1394,6 +1499,11 @@ def run(args):
     return status
 
 
+def one_line(message):
+    """An error is one line: control characters a file or server sent are escaped."""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+
+
 def main(argv=None):
     args = parse_arguments(argv)
     try:
@@ -1402,7 +1512,7 @@ def main(argv=None):
         message = str(error)
     except Exception as error:  # a last resort: the checks above should leave nothing here
         message = "unexpected failure (%s: %s)" % (type(error).__name__, error)
-    print("recompute_study.py: cannot read the study: %s" % message, file=sys.stderr)
+    print(one_line("recompute_study.py: cannot read the study: %s" % message), file=sys.stderr)
     if args.json:
         print(json.dumps({"address": args.address, "error": message, "exit": 2}))
     return 2
