@@ -24,11 +24,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, load_script, run_script
+from hostile_common import (
+    DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, mutate, raw, redirect, run_main, stall, tree,
+)
 from hostile_util import (
-    CLEAN, COUNTS, DELETE, EXPLAINED, HUGE_INT, MATCHES, PAGE_1, PAGE_2, POSITION, REPORT,
-    answer, contract_problems, drip, dumps, endless, in_turn, mutate, page_one, raw,
-    reading_problems, redirect, refusal_problems, report_of, run_main, run_offline,
-    serve_page_from, stall, tally, tree, write_record,
+    CLEAN, COUNTS, EXPLAINED, MATCHES, PAGE_1, PAGE_2, POSITION, REPORT, contract_problems, page_one,
+    reading_problems, refusal_problems, report_of, run_offline, serve_page_from, tally, write_record,
 )
 from loopback import Platform as _Platform
 

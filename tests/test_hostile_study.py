@@ -30,11 +30,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, load_script
+from hostile_common import (
+    DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, mutate, raw, redirect, run_main, stall, tree, walk,
+)
 from hostile_study_util import (
-    ANA, CANARY, COUNTS, DELETE, HUGE_INT, KIM, POSITION, address, answer, card_index, column_of,
-    contract_problems, csv_bytes, csv_rows, drip, dumps, endless, flagged_problems, in_turn, line_no,
-    mutate, profile, raw, reading_problems, recipe, redirect, refusal_problems, run_main, run_offline,
-    serve_bytes, stall, tally, tree, walk, word, write_rows,
+    ANA, CANARY, COUNTS, KIM, POSITION, address, card_index, column_of, contract_problems, csv_bytes,
+    csv_rows, flagged_problems, line_no, profile, reading_problems, recipe, refusal_problems, run_offline,
+    serve_bytes, tally, word, write_rows,
 )
 from loopback import Platform as _Platform
 

@@ -1,0 +1,170 @@
+"""What both hostile-input suites share: mutating JSON records, running a
+script's main() in-process, and loopback faults that answer a request badly
+(functions of the handler, for loopback.Platform's `faults`).
+"""
+import collections
+import contextlib
+import io
+import itertools
+import json
+import socket
+import struct
+import threading
+import traceback
+from pathlib import Path
+
+HUGE_INT = "1" + "0" * 400   # a JSON number whose double is +inf, written as an integer
+DELETE = object()            # as a mutation: remove the key or element
+
+Outcome = collections.namedtuple("Outcome", "code out err exc")
+_tokens = itertools.count()
+
+
+def walk(obj, path):
+    for key in path:
+        obj = obj[key]
+    return obj
+
+
+def mutate(obj, path, value):
+    """Set (or, with DELETE, remove) the value at `path`; returns raw splices.
+
+    A `value` that is a str starting with `raw:` is spliced as JSON text.
+    """
+    parent = walk(obj, path[:-1])
+    key = path[-1]
+    if value is DELETE:
+        del parent[key]
+        return {}
+    if isinstance(parent, list) and key == len(parent):
+        parent.append(None)  # one element past the end: add it
+    if isinstance(value, str) and value.startswith("raw:"):
+        token = "@@hostile-%d@@" % next(_tokens)
+        parent[key] = token
+        return {json.dumps(token): value[4:]}
+    parent[key] = value
+    return {}
+
+
+def dumps(obj, splices=None):
+    text = json.dumps(obj, ensure_ascii=False)
+    for token, raw in (splices or {}).items():
+        assert token in text
+        text = text.replace(token, raw)
+    return text
+
+
+def run_main(script, argv):
+    """`main(argv)` with stdout and stderr captured; `exc` is a traceback
+    when an exception other than SystemExit escaped `main`."""
+    out, err = io.StringIO(), io.StringIO()
+    code, exc = None, None
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = script.main(list(argv))
+    except SystemExit as stop:
+        code = stop.code
+    except Exception:
+        exc = traceback.format_exc()
+    return Outcome(code, out.getvalue(), err.getvalue(), exc)
+
+
+def escaped(outcome):
+    return outcome.exc.strip().splitlines()[-1] if outcome.exc else None
+
+
+def answer(status, body, ctype="application/json"):
+    def fn(h):
+        h.send(status, body, ctype)
+    return fn
+
+
+def in_turn(*fns):
+    """The first request gets fns[0], the next fns[1], ...; then the last again."""
+    calls = []
+    lock = threading.Lock()
+
+    def fn(h):
+        with lock:
+            i = min(len(calls), len(fns) - 1)
+            calls.append(i)
+        return fns[i](h)
+    return fn
+
+
+def redirect(code, location_for):
+    """A redirect; `location_for(handler)` gives the Location."""
+    def fn(h):
+        h.send_response(code)
+        h.send_header("Location", location_for(h))
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+    return fn
+
+
+def raw(data, linger_reset=False):
+    """Write `data` as the whole answer (status line included), then close."""
+    def fn(h):
+        h.close_connection = True
+        try:
+            h.wfile.write(data)
+            h.wfile.flush()
+            if linger_reset:
+                h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                h.connection.close()
+        except OSError:
+            pass
+    return fn
+
+
+def stall(stop, seconds, before=b""):
+    """Write `before` (perhaps nothing), then wait `seconds` (or until `stop`)."""
+    def fn(h):
+        h.close_connection = True
+        try:
+            if before:
+                h.wfile.write(before)
+                h.wfile.flush()
+            stop.wait(seconds)
+        except OSError:
+            pass
+    return fn
+
+
+def drip(stop, body, every):
+    """Headers at once, then the body one byte every `every` seconds."""
+    def fn(h):
+        h.close_connection = True
+        try:
+            h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: %d\r\n\r\n" % len(body))
+            h.wfile.flush()
+            for i in range(len(body)):
+                if stop.wait(every):
+                    return
+                h.wfile.write(body[i:i + 1])
+                h.wfile.flush()
+        except OSError:
+            pass
+    return fn
+
+
+def endless(stop, limit=256 << 20):
+    """A 200 with no length that writes spaces until the client goes away."""
+    def fn(h):
+        h.close_connection = True
+        try:
+            h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+            block, sent = b" " * 65536, 0
+            while sent < limit and not stop.is_set():
+                h.wfile.write(block)
+                sent += len(block)
+        except OSError:
+            pass
+    return fn
+
+
+def tree(root):
+    """Every path under root, relative, as posix strings."""
+    root = Path(root)
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
