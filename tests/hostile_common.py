@@ -168,3 +168,34 @@ def tree(root):
     """Every path under root, relative, as posix strings."""
     root = Path(root)
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+def r(text):
+    """A value spliced into the record as raw JSON text."""
+    return "raw:" + text
+
+
+def shown(value):
+    if value is DELETE:
+        return "<deleted>"
+    return value[4:] if isinstance(value, str) and value.startswith("raw:") else json.dumps(value)
+
+
+def label(path):
+    out = ""
+    for key in path:
+        out += "[%d]" % key if isinstance(key, int) else ("." if out else "") + key
+    return out
+
+
+def reading_problems(outcome, codes=(0, 1)):
+    """How `outcome` falls short of a record that reads (a match or a study): an exit in `codes`,
+    no traceback."""
+    if outcome.exc:
+        return ["an exception escaped main: %s" % escaped(outcome)]
+    problems = []
+    if outcome.code not in codes:
+        problems.append("exit %r, expected one of %s (stderr %r)" % (outcome.code, codes, outcome.err[:300]))
+    if "Traceback" in outcome.err:
+        problems.append("a traceback on stderr")
+    return problems

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import FIXTURES
-from hostile_common import dumps, escaped, run_main
+from hostile_common import dumps, escaped, reading_problems, run_main
 
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 
@@ -181,18 +181,6 @@ def refusal_problems(outcome, file=None, names=()):
         problems.append('"same" on stdout')
     if problems:
         problems.append("exit %r; stderr: %r; stdout tail: %r" % (outcome.code, outcome.err[:300], outcome.out[-200:]))
-    return problems
-
-
-def reading_problems(outcome, codes=(0, 1)):
-    """How `outcome` falls short of a study that reads: an exit in `codes`, no traceback."""
-    if outcome.exc:
-        return ["an exception escaped main: %s" % escaped(outcome)]
-    problems = []
-    if outcome.code not in codes:
-        problems.append("exit %r, expected one of %s (stderr %r)" % (outcome.code, codes, outcome.err[:300]))
-    if "Traceback" in outcome.err:
-        problems.append("a traceback on stderr")
     return problems
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from conftest import FIXTURES
-from hostile_common import dumps, escaped, run_main
+from hostile_common import dumps, escaped, reading_problems, run_main
 
 CLEAN = "m_b0bc344f1eac"      # 2 seats, 95 events, 1 page, rubric 2.4
 EXPLAINED = "m_1b23341c9524"  # 5 seats, 969 events, erratum E3
@@ -117,19 +117,6 @@ def refusal_problems(outcome, file=None, names=()):
         problems.append('"same" on stdout')
     if problems:
         problems.append("stderr: %r; stdout tail: %r" % (outcome.err[:300], outcome.out[-200:]))
-    return problems
-
-
-def reading_problems(outcome, codes=(0, 1)):
-    """How `outcome` falls short of a record that reads: an exit in `codes`,
-    no traceback."""
-    if outcome.exc:
-        return ["an exception escaped main: %s" % escaped(outcome)]
-    problems = []
-    if outcome.code not in codes:
-        problems.append("exit %r, expected one of %s (stderr %r)" % (outcome.code, codes, outcome.err[:300]))
-    if "Traceback" in outcome.err:
-        problems.append("a traceback on stderr")
     return problems
 
 

@@ -25,11 +25,12 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES, load_script, run_script
 from hostile_common import (
-    DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, mutate, raw, redirect, run_main, stall, tree,
+    DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, label, mutate, r, raw, reading_problems,
+    redirect, run_main, shown, stall, tree,
 )
 from hostile_util import (
     CLEAN, COUNTS, EXPLAINED, MATCHES, PAGE_1, PAGE_2, POSITION, REPORT, contract_problems, page_one,
-    reading_problems, refusal_problems, report_of, run_offline, serve_page_from, tally, write_record,
+    refusal_problems, report_of, run_offline, serve_page_from, tally, write_record,
 )
 from loopback import Platform as _Platform
 
@@ -50,11 +51,6 @@ CATEGORIES = collections.OrderedDict([
 @pytest.fixture(scope="module")
 def rc():
     return load_script("recompute")
-
-
-def r(text):
-    """A value spliced into the record as raw JSON text."""
-    return "raw:" + text
 
 
 # ---------------------------------------------------------------- bad values by kind
@@ -80,19 +76,6 @@ PAGE_COUNT_BAD = [r("0"), r("-1"), r("1.5"), r('"1"'), r("null"), r("true"), r("
 KINDS = {"text": TEXT_BAD, "number": NUMBER_BAD, "count": COUNT_BAD, "positive": POSITIVE_BAD,
          "object": OBJECT_BAD, "list": LIST_BAD, "seat": SEAT_BAD, "items": ITEMS_BAD,
          "status": STATUS_BAD, "bool": BOOL_BAD, "rank": RANK_BAD}
-
-
-def shown(value):
-    if value is DELETE:
-        return "<deleted>"
-    return value[4:] if isinstance(value, str) and value.startswith("raw:") else json.dumps(value)
-
-
-def label(path):
-    out = ""
-    for key in path:
-        out += "[%d]" % key if isinstance(key, int) else ("." if out else "") + key
-    return out
 
 
 class Case(object):

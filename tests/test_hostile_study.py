@@ -31,11 +31,12 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES, load_script
 from hostile_common import (
-    DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, mutate, raw, redirect, run_main, stall, tree, walk,
+    DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, label, mutate, r, raw, reading_problems,
+    redirect, run_main, shown, stall, tree, walk,
 )
 from hostile_study_util import (
     ANA, CANARY, COUNTS, KIM, POSITION, address, card_index, column_of, contract_problems, csv_bytes,
-    csv_rows, flagged_problems, line_no, profile, reading_problems, recipe, refusal_problems, run_offline,
+    csv_rows, flagged_problems, line_no, profile, recipe, refusal_problems, run_offline,
     serve_bytes, tally, word, write_rows,
 )
 from loopback import Platform as _Platform
@@ -122,24 +123,6 @@ def offline(rs, study=KIM, **files):
     if study is KIM and files.get("recipe_") is None:
         files["recipe_"] = KIM_RECIPE
     return run_offline(rs, study, **files)
-
-
-def r(text):
-    """A value spliced into JSON as raw text."""
-    return "raw:" + text
-
-
-def shown(value):
-    if value is DELETE:
-        return "<deleted>"
-    return value[4:] if isinstance(value, str) and value.startswith("raw:") else json.dumps(value)
-
-
-def label(path):
-    out = ""
-    for key in path:
-        out += "[%d]" % key if isinstance(key, int) else ("." if out else "") + key
-    return out
 
 
 def clip(text, n=40):
