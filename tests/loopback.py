@@ -111,7 +111,8 @@ class Platform:
         return self.httpd.faults
 
     def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # A short poll lets each test's server shut down at once.
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         return self
 
     def __exit__(self, *exc):

@@ -32,15 +32,7 @@ from hostile_util import (
     CLEAN, COUNTS, EXPLAINED, MATCHES, PAGE_1, PAGE_2, POSITION, REPORT, contract_problems, page_one,
     refusal_problems, report_of, run_offline, serve_page_from, tally, write_record,
 )
-from loopback import Platform as _Platform
-
-
-class Platform(_Platform):
-    """The loopback platform, polling for shutdown often so each case ends quickly."""
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        return self
+from loopback import Platform
 
 
 CATEGORIES = collections.OrderedDict([

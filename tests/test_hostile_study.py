@@ -39,15 +39,7 @@ from hostile_study_util import (
     csv_rows, flagged_problems, line_no, profile, recipe, refusal_problems, run_offline,
     serve_bytes, tally, word, write_rows,
 )
-from loopback import Platform as _Platform
-
-
-class Platform(_Platform):
-    """The loopback platform, polling for shutdown often so each case ends quickly."""
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        return self
+from loopback import Platform
 
 
 CATEGORIES = collections.OrderedDict([
