@@ -42,6 +42,7 @@ import urllib.parse
 import urllib.request
 from bisect import bisect_right
 from heapq import merge
+from itertools import chain
 
 # ---------------------------------------------------------------- constants
 
@@ -597,7 +598,7 @@ def column_ok(events, key, form, roster):
         if form == "items":
             if not set(map(type, values)) <= {dict}:
                 return False
-            values = [qty for items in values for qty in items.values()]
+            values = list(chain.from_iterable(map(dict.values, values)))
         return set(map(type, values)) <= {int} and (not values or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
     except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
         return False
