@@ -491,12 +491,6 @@ def read_rho(recipe, recipe_id):
 
 # ---------------------------------------------------------------- arithmetic
 
-def hu(x, places):
-    """Half up on the double (rubric.md §1)."""
-    scale = float(10 ** places)
-    return math.floor(x * scale + 0.5) / scale
-
-
 def mean_and_spread(s1, s2, n, scale):
     """Mean and sample spread of n exact integers from their sum and sum of squares."""
     mean = s1 / (n * scale)
@@ -773,14 +767,6 @@ def _slots(z, k):
     if sys.byteorder != "little":
         words.byteswap()
     return words[0::2]
-
-
-def splitmix64(seed, count):
-    """The first `count` outputs of SplitMix64 from `seed` (study.md §4.6)."""
-    outputs = array("Q")
-    for z, _, k in _splitmix64_chunks(seed, count):
-        outputs.extend(_slots(z, k))
-    return outputs
 
 
 def bootstrap_draws(seed, n, count):
