@@ -226,12 +226,14 @@ class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
 
 def http_get(opener, url, what):
     """GET with a timeout, a size cap and one retry after a server error."""
-    for attempt in range(RETRIES_ON_5XX + 1):
+    retries = 0
+    while True:
         try:
             with opener.open(url, timeout=TIMEOUT_SECONDS) as response:
                 return read_capped(response, url)
         except urllib.error.HTTPError as err:
-            if err.code >= 500 and attempt < RETRIES_ON_5XX:
+            if err.code >= 500 and retries < RETRIES_ON_5XX:
+                retries += 1
                 time.sleep(RETRY_PAUSE_SECONDS)
                 continue
             raise RecordError("%s: %s" % (what, http_failure(err)))
@@ -240,7 +242,6 @@ def http_get(opener, url, what):
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
             reason = getattr(err, "reason", err)
             raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
-    raise AssertionError("unreachable")
 
 
 def read_capped(response, url):
@@ -723,8 +724,10 @@ def events_of(archive, *kinds):
 # ------------------------------------------------------------- §2 wealth
 
 def item_values(engine):
-    ore = ORE_VALUE_EARLIEST if engine == EARLIEST_ENGINE else None
-    return tuple((item, ore if item == "ore" and ore else value) for item, value in ITEM_VALUES)
+    """The table's values; ore at 8 in the earliest engine's archives."""
+    if engine != EARLIEST_ENGINE:
+        return ITEM_VALUES
+    return tuple((item, ORE_VALUE_EARLIEST if item == "ore" else value) for item, value in ITEM_VALUES)
 
 
 def stock_value(quantities, values):
@@ -854,15 +857,11 @@ def world_actions(c):
     return activity(c) + c["move"] + c["train"] + c["trade"] + c["attack"] + c["raid"]
 
 
-def rate_divisor(seat, match_rounds):
-    return max(seat["roundsAlive"], min(match_rounds, RATE_ROUNDS_FLOOR))
-
-
 def rate(count, seat, match_rounds, rubric):
     """§3.2: a flow per 100 rounds alive under 2.x; the count itself under 1.0."""
     if rubric == "1.0":
         return count
-    divisor = rate_divisor(seat, match_rounds)
+    divisor = max(seat["roundsAlive"], min(match_rounds, RATE_ROUNDS_FLOOR))
     return 0 if divisor == 0 else count * 100 / divisor
 
 
