@@ -1270,6 +1270,17 @@ def same_value(a, b):
     return a == b
 
 
+def ledger_source(ledger):
+    """Where the trade ledger and circular reputation come from (§4, §7)."""
+    if ledger is None:
+        return "none: every completed trade counts, no commons share, no circular reputation"
+    if ledger["source"] == "events":
+        return "replayed from the events (circular reputation too)"
+    if ledger["hasRep"]:
+        return "the archive's ledger block, circular reputation from its paid points (rep)"
+    return "the archive's ledger block, circular reputation estimated (the block has no rep)"
+
+
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
     results, checks, notes, ledger = recompute(archive, report)
@@ -1292,6 +1303,7 @@ def audit(archive, report):
     if ledger is not None and ledger["source"] == "ledger block":
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
     return {
+        "ledger": ledger_source(ledger),
         "matchId": archive["id"], "rubric": report["rubric"], "rubricReason": report["reason"],
         "engine": archive["engine"], "rounds": archive["rounds"], "events": len(archive["events"]),
         "errata": archive["errata"], "seats": seats, "checks": checks, "notes": notes,
@@ -1318,6 +1330,7 @@ def print_audit(result, out):
         len(result["seats"]), result["events"]))
     if result["rubricReason"]:
         w("  read under %s: %s\n" % (result["rubric"], result["rubricReason"]))
+    w("trade ledger: %s\n" % result["ledger"])
     if not result["errata"]:
         w("errata: none\n")
     for e in result["errata"]:
@@ -1460,6 +1473,9 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except KeyboardInterrupt:
+        sys.exit(2)
+    except BrokenPipeError:  # the reader stopped reading (`| head`): the audit was cut short
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(2)
     except Exception as err:  # a record this script failed to foresee: still one line, still exit 2
         print(one_line("recompute.py: cannot read the record (%s: %s)" % (type(err).__name__, err)),
