@@ -144,3 +144,14 @@ def test_served_archive_of_another_match_refused(tmp_path):
         out = run(platform, "m_aaaaaaaaaaaa")
     assert out.returncode == 2
     assert "archive.matchId m_b0bc344f1eac is not the match asked for, m_aaaaaaaaaaaa" in out.stderr
+
+
+def test_server_refusing_a_rubric_version_is_400(tmp_path):
+    import shutil
+    from loopback import Platform
+    shutil.copytree(FIXTURES / "api/matches" / CLEAN, tmp_path / "api/matches" / CLEAN)
+    (tmp_path / "api/matches" / CLEAN / "report/2.2.json").unlink()
+    with Platform(tmp_path) as platform:
+        out = run(platform, "--rubric", "2.2", CLEAN)
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith("report (rubric 2.2): 400 refused: unknown rubric version '2.2'")
