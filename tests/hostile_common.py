@@ -199,3 +199,15 @@ def reading_problems(outcome, codes=(0, 1)):
     if "Traceback" in outcome.err:
         problems.append("a traceback on stderr")
     return problems
+
+
+def any_outcome_problems(outcome, refusal_problems, files):
+    """Any outcome: exit 0, 1 or 2; exit 2 a refusal (by the suite's rule) naming one of `files`."""
+    if outcome.exc:
+        return ["an exception escaped main: %s" % escaped(outcome)]
+    if outcome.code == 2:
+        problems = refusal_problems(outcome)
+        if not any(f in outcome.err for f in files):
+            problems.append("stderr names none of %s: %r" % (files, outcome.err[:300]))
+        return problems
+    return reading_problems(outcome, (0, 1))

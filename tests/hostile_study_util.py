@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import FIXTURES
-from hostile_common import dumps, escaped, reading_problems, run_main
+from hostile_common import any_outcome_problems, dumps, escaped, run_main
 
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 
@@ -201,14 +201,7 @@ def flagged_problems(outcome, file=None, names=()):
 
 def contract_problems(outcome, files=("trials.csv", "seats.csv", "profile", "recipe")):
     """Any outcome: exit 0, 1 or 2; exit 2 is one line naming a file."""
-    if outcome.exc:
-        return ["an exception escaped main: %s" % escaped(outcome)]
-    if outcome.code == 2:
-        problems = refusal_problems(outcome)
-        if not any(f in outcome.err for f in files):
-            problems.append("stderr names none of %s: %r" % (files, outcome.err[:300]))
-        return problems
-    return reading_problems(outcome, (0, 1))
+    return any_outcome_problems(outcome, refusal_problems, files)
 
 
 # ------------------------------------------------------------ network faults

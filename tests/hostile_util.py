@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from conftest import FIXTURES
-from hostile_common import dumps, escaped, reading_problems, run_main
+from hostile_common import any_outcome_problems, dumps, escaped, run_main
 
 CLEAN = "m_b0bc344f1eac"      # 2 seats, 95 events, 1 page, rubric 2.4
 EXPLAINED = "m_1b23341c9524"  # 5 seats, 969 events, erratum E3
@@ -122,14 +122,7 @@ def refusal_problems(outcome, file=None, names=()):
 
 def contract_problems(outcome, files=(PAGE_1, REPORT)):
     """Any outcome: exit 0, 1 or 2; exit 2 is one line naming a file."""
-    if outcome.exc:
-        return ["an exception escaped main: %s" % escaped(outcome)]
-    if outcome.code == 2:
-        problems = refusal_problems(outcome)
-        if not any(f in outcome.err for f in files):
-            problems.append("stderr names none of %s: %r" % (files, outcome.err[:300]))
-        return problems
-    return reading_problems(outcome, (0, 1))
+    return any_outcome_problems(outcome, refusal_problems, files)
 
 
 # ------------------------------------------------------------ network faults

@@ -267,14 +267,6 @@ def test_json_key_with_a_line_break_stays_one_line(rc, case):
     assert not problems, problems
 
 
-@pytest.mark.parametrize("case", ARCHIVE_CASES, ids=lambda c: c.id)
-def test_json_archive_field_refused(rc, case):
-    tally("json")
-    pages, report = case.record()
-    problems = refusal_problems(run_offline(rc, pages, report), case.file, case.names)
-    assert not problems, problems
-
-
 def test_json_erratum_baseline_reads(rc):
     """The erratum the cases above break reads when left whole."""
     tally("json")
@@ -387,14 +379,6 @@ def event_cases():
 
 
 EVENT_CASES = event_cases()
-
-
-@pytest.mark.parametrize("case", EVENT_CASES, ids=lambda c: c.id)
-def test_json_event_field_refused(rc, case):
-    tally("json")
-    pages, report = case.record()
-    problems = refusal_problems(run_offline(rc, pages, report), PAGE_1, case.names)
-    assert not problems, problems
 
 
 @pytest.mark.parametrize("kind,key", sorted(UNREAD))
@@ -675,8 +659,12 @@ for _case in REPORT_CASES:  # a missing agentId shows as seats that are not the 
         _case.names = ("scorecards",)
 
 
-@pytest.mark.parametrize("case", REPORT_CASES, ids=lambda c: c.id)
-def test_json_report_field_refused(rc, case):
+FIELD_CASES = ARCHIVE_CASES + EVENT_CASES + REPORT_CASES
+
+
+@pytest.mark.parametrize("case", FIELD_CASES, ids=lambda c: c.id)
+def test_json_field_refused(rc, case):
+    """Each field of the archive, an event or the report, broken: refused by name."""
     tally("json")
     pages, report = case.record()
     problems = refusal_problems(run_offline(rc, pages, report), case.file, case.names)
