@@ -211,3 +211,28 @@ def any_outcome_problems(outcome, refusal_problems, files):
             problems.append("stderr names none of %s: %r" % (files, outcome.err[:300]))
         return problems
     return reading_problems(outcome, (0, 1))
+
+
+def inside(path, root):
+    """Whether path is root or under it, after resolving links and `..`."""
+    path, root = Path(path).resolve(), Path(root).resolve()
+    return path == root or root in path.parents
+
+
+def run_saving(script, tmp_path, monkeypatch, root, argv):
+    """main(argv + --save DIR) against a loopback server over `root`, from a
+    working folder beside DIR: (outcome, files written under DIR relative to
+    it, paths written anywhere outside DIR)."""
+    from loopback import Platform
+    work = tmp_path / "work"
+    save = work / "a" / "save"
+    (work / "cwd").mkdir(parents=True)
+    monkeypatch.chdir(work / "cwd")
+    before = tree(tmp_path)
+    with Platform(root) as p:
+        outcome = run_main(script, [a.replace("{base}", p.url) for a in argv] + ["--save", str(save)])
+    new = tree(tmp_path) - before
+    outside = sorted(n for n in new if not inside(tmp_path / n, save) and not inside(save, tmp_path / n))
+    written = {(tmp_path / n).relative_to(save).as_posix() for n in new
+               if (tmp_path / n).is_file() and inside(tmp_path / n, save)}
+    return outcome, written, outside

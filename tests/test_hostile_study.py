@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from conftest import FIXTURES, load_script
 from hostile_common import (
     DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, label, mutate, r, raw, reading_problems,
-    redirect, run_main, shown, stall, tree, walk,
+    redirect, run_main, run_saving, shown, stall, tree, walk,
 )
 from hostile_study_util import (
     ANA, CANARY, COUNTS, KIM, POSITION, address, card_index, column_of, contract_problems, csv_bytes,
@@ -1503,13 +1503,6 @@ def test_safety_bad_address_with_saved_copies_refused(rs):
     assert not problems, problems
 
 
-def inside(path, root):
-    """Whether path is root or under it, after resolving links and `..`."""
-    from pathlib import Path
-    path, root = Path(path).resolve(), Path(root).resolve()
-    return path == root or root in path.parents
-
-
 def hostile_root(tmp_path, study, trials=None, seats=None, prof=None, rec=None):
     from pathlib import Path
     root = Path(tmp_path) / "platform"
@@ -1561,19 +1554,10 @@ SAVE_RECORDS = [
 def test_safety_save_writes_only_inside_dir(rn, tmp_path, monkeypatch, name, study, make, allowed):
     tally("safety")
     root = hostile_root(tmp_path, study, **make())
-    work = tmp_path / "work"
-    save = work / "a" / "save"
-    (work / "cwd").mkdir(parents=True)
-    monkeypatch.chdir(work / "cwd")
-    before = tree(tmp_path)
-    with Platform(root) as p:
-        o = run_main(rn, [address(study, p.url), "--save", str(save)])
+    o, written, outside = run_saving(rn, tmp_path, monkeypatch, root, [address(study, "{base}")])
     assert o.exc is None, o.exc
     assert o.code in (0, 1, 2)
-    new = tree(tmp_path) - before
-    outside = sorted(n for n in new if not inside(tmp_path / n, save) and not inside(save, tmp_path / n))
     assert outside == [], outside
-    written = {n.split("work/a/save/", 1)[1] for n in new if (tmp_path / n).is_file()}
     assert written <= allowed, written
     if name.startswith("clean"):
         assert written == allowed and o.code == 0
