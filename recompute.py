@@ -35,7 +35,10 @@ from collections import Counter
 from operator import itemgetter
 import os
 import re
+import socket
 import sys
+import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -49,12 +52,18 @@ from itertools import chain
 DEFAULT_BASE = "https://daishi.ai"
 BASE_ENV = "DAISHI_BASE"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Escaped wherever a record's or a server's text is shown: C0 and C1 controls, DEL, the bidi
+# marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+MAX_SHOWN = 300               # characters of a record's or server's text shown, then a marker
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
 
 EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
-TIMEOUT_SECONDS = 30          # silence allowed on a connection; also the time a body may take
+TIMEOUT_SECONDS = 30          # one request, whole (a retry included); DAISHI_TIMEOUT sets another
+TIMEOUT_ENV = "DAISHI_TIMEOUT"
+DOWNLOAD_SECONDS = 600        # a whole match's download, every page and the report
 MAX_RESPONSE_BYTES = 64 << 20  # one page or report
+MAX_JSON_VALUES = 1000000    # in one page or report (counted as its brackets, braces and commas)
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
 RETRIES_ON_5XX = 1            # one more try after a server error, after a pause
 RETRY_PAUSE_SECONDS = 1.0
@@ -142,6 +151,9 @@ def running_sum(terms):
 def parse_json(raw, name):
     """JSON whose NaN, Infinity and over-long numbers reach the field checks,
     which name the field that holds them."""
+    if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
+        raise RecordError("%s: more than %d JSON values: not a record this script reads"
+                          % (name, MAX_JSON_VALUES))
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=float)
     except UnicodeDecodeError:
@@ -158,10 +170,18 @@ class Downloads:
         self.origin = urllib.parse.urlsplit(self.base)[:2]
         self.match_id = match_id
         self.save_dir = save_dir
-        self.opener = urllib.request.build_opener(SameOriginRedirects(self.origin))
+        self.opener = urllib.request.build_opener(SameOriginRedirects(self.origin), DeadlineHandler())
+        self.end = time.monotonic() + DOWNLOAD_SECONDS
 
     def page(self, number):
         url = "%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number)
+        if number == 1 and self.save_dir is not None:
+            # The report is saved last: a save cut short must not pair new pages with an old report.
+            for stale in ("report.json",) + tuple(os.path.join("report", v + ".json") for v in RUBRICS):
+                try:
+                    os.unlink(os.path.join(self.save_dir, self.match_id, stale))
+                except OSError:
+                    pass
         return self.get(url, "export page %d" % number, ("export", "%d.json" % number))
 
     def report(self, version):
@@ -172,17 +192,38 @@ class Downloads:
         return self.get(url, "report (rubric %s)" % version, ("report", version + ".json"))
 
     def get(self, url, what, save_as):
-        raw = http_get(self.opener, url, what)
+        raw = http_get(self.opener, url, what, self.end)
         if self.save_dir is not None:
             # Every name here is the script's own: the match id was checked, save_as is fixed.
-            path = os.path.join(self.save_dir, self.match_id, *save_as)
             try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "wb") as out:
-                    out.write(raw)
+                save_copy(self.save_dir, (self.match_id,) + save_as, raw)
             except OSError as err:
-                raise RecordError("--save: cannot write %s (%s)" % (path, err.strerror or err))
+                raise RecordError("--save: cannot write %s under %s (%s)"
+                                  % ("/".join(save_as), self.save_dir, err.strerror or err))
         return raw, what
+
+
+def save_copy(directory, parts, body):
+    """DIR/parts..., each folder made here and never a symbolic link, the file
+    written whole to a temporary name, then renamed over whatever was there."""
+    os.makedirs(directory, exist_ok=True)
+    for part in parts[:-1]:
+        directory = os.path.join(directory, part)
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            pass
+        if os.path.islink(directory) or not os.path.isdir(directory):
+            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(body)
+        os.replace(temporary, os.path.join(directory, parts[-1]))
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
 
 
 class SavedCopies:
@@ -224,52 +265,99 @@ class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def http_get(opener, url, what):
-    """GET with a timeout, a size cap and one retry after a server error."""
-    retries = 0
-    while True:
+WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
+
+
+class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Connections whose sockets the request's deadline can shut, whatever they wait on:
+    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
+
+    def http_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPConnection), req)
+
+    def https_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
+
+    @staticmethod
+    def watched(kind):
+        def connection(host, **options):
+            conn = kind(host, **options)
+            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
+            return conn
+        return connection
+
+
+def watch(sock):
+    WATCHED.append(sock.dup())
+    return sock
+
+
+def shut_watched():
+    for sock in WATCHED:
         try:
-            with opener.open(url, timeout=TIMEOUT_SECONDS) as response:
-                return read_capped(response, url)
-        except urllib.error.HTTPError as err:
-            if err.code >= 500 and retries < RETRIES_ON_5XX:
-                retries += 1
-                time.sleep(RETRY_PAUSE_SECONDS)
-                continue
-            raise RecordError("%s: %s" % (what, http_failure(err)))
-        except RecordError:
-            raise
-        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
-            reason = getattr(err, "reason", err)
-            raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
-def read_capped(response, url):
-    """The whole body, within the size cap and the time allowed: read1 returns
-    what has arrived, so a server that drips its answer meets the deadline."""
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    chunks, size = [], 0
+def http_get(opener, url, what, end=math.inf):
+    """GET within one deadline (a retry after a server error included) and a size cap."""
+    deadline = min(time.monotonic() + TIMEOUT_SECONDS, end)
+    timer = threading.Timer(max(deadline - time.monotonic(), 0), shut_watched)
+    timer.daemon = True
+    timer.start()
+    retries = 0
+    try:
+        while True:
+            try:
+                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
+                    return read_capped(response, url, deadline)
+            except urllib.error.HTTPError as err:
+                failure = http_failure(err)
+                if err.code >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
+                    retries += 1
+                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+                    continue
+                if time.monotonic() >= deadline:
+                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
+                raise RecordError("%s: %s" % (what, failure))
+            except RecordError:
+                raise
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
+                if time.monotonic() >= deadline:
+                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
+                reason = getattr(err, "reason", err)
+                raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
+    finally:
+        timer.cancel()
+        for sock in WATCHED:
+            sock.close()
+        del WATCHED[:]
+
+
+def read_capped(response, url, deadline):
+    """The whole body, within the size cap and the request's deadline."""
+    body = bytearray()
     while True:
         chunk = response.read1(1 << 16)
+        if time.monotonic() >= deadline:
+            raise RecordError("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
         if not chunk:
             if getattr(response, "length", None):
                 raise RecordError("%s: the connection closed %d bytes before the end of the answer"
                                   % (url, response.length))
             break
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
             raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
-        if time.monotonic() > deadline:
-            raise RecordError("%s: response not complete within %d s" % (url, TIMEOUT_SECONDS))
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return body
 
 
 def http_failure(err):
-    """The platform's own reason where its answer carries one."""
+    """The platform's own reason where its answer carries one (read within the deadline)."""
     try:
         reason = json.loads(err.read(65536).decode("utf-8")).get("reason")
-    except (ValueError, AttributeError, OSError, UnicodeDecodeError):
+    except (ValueError, AttributeError, OSError, UnicodeDecodeError, http.client.HTTPException):
         reason = None
     meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}
     text = "%d %s" % (err.code, meaning.get(err.code, err.reason))
@@ -1002,7 +1090,8 @@ def ranks(wealths, rubric):
         for position, i in enumerate(order):
             out[i] = position + 1
         return out
-    return [1 + len([w for w in wealths if w > mine]) for mine in wealths]
+    ascending = sorted(wealths)  # shared: 1 + the seats with more wealth, counted by bisection
+    return [1 + len(ascending) - bisect_right(ascending, mine) for mine in wealths]
 
 
 # ------------------------------------------------------- §6 dimensions
@@ -1324,47 +1413,44 @@ def text(value):
 
 
 def print_audit(result, out):
-    w = out.write
-    w("%s  rubric %s  engine %s  %d rounds  %d seats  %d events\n" % (
-        result["matchId"], result["rubric"], result["engine"], result["rounds"],
-        len(result["seats"]), result["events"]))
+    def w(form, *values):  # every string a record holds is shown through one_line
+        out.write(form % tuple(one_line(v) if isinstance(v, str) else v for v in values))
+    w("%s  rubric %s  engine %s  %d rounds  %d seats  %d events\n", result["matchId"], result["rubric"],
+      result["engine"], result["rounds"], len(result["seats"]), result["events"])
     if result["rubricReason"]:
-        w("  read under %s: %s\n" % (result["rubric"], result["rubricReason"]))
-    w("trade ledger: %s\n" % result["ledger"])
+        w("  read under %s: %s\n", result["rubric"], result["rubricReason"])
+    w("trade ledger: %s\n", result["ledger"])
     if not result["errata"]:
         w("errata: none\n")
     for e in result["errata"]:
-        w("erratum %s: %s\n  events %s; seats %s; affects %s; scores depend on them: %s\n" % (
-            e["id"], e["title"], shorten(e["events"]), text(e["agents"]), text(e["affects"]),
-            text(e["scoresDepend"])))
+        w("erratum %s: %s\n  events %s; seats %s; affects %s; scores depend on them: %s\n", e["id"], e["title"],
+          shorten(e["events"]), text(e["agents"]), text(e["affects"]), text(e["scoresDepend"]))
     for seat in result["seats"]:
-        w("\n" + one_line("%s  %s  %s%s" % (seat["agentId"], seat["name"], seat["model"],
-                                          "  (counters not recorded)" if seat["notRecorded"] else "")) + "\n")
-        w("  %-19s %-24s %-24s\n" % ("figure", "published", "recomputed"))
+        w("\n%s  %s  %s%s\n", seat["agentId"], seat["name"], seat["model"],
+          "  (counters not recorded)" if seat["notRecorded"] else "")
+        w("  %-19s %-24s %-24s\n", "figure", "published", "recomputed")
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
-            w("  %-19s %-24s %-24s %s\n" % (row["figure"], text(row["published"]),
-                                             text(row["recomputed"]), verdict))
+            w("  %-19s %-24s %-24s %s\n", row["figure"], text(row["published"]), text(row["recomputed"]), verdict)
             if "withoutErrata" in row:
                 erratum = ", ".join(row["errata"])
                 reading = ("explained by " + erratum if row.get("explained") else
                            "the archive's is the log as logged" if row["same"] else "the archive's is neither")
-                w("    as logged %s; without %s's events %s: %s\n"
-                  % (text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
+                w("    as logged %s; without %s's events %s: %s\n",
+                  text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading)
             if row.get("uncounted"):
-                w("    %s\n" % row["uncounted"])
+                w("    %s\n", row["uncounted"])
         for note in seat["notes"]:
-            w("  note: %s\n" % note)
+            w("  note: %s\n", note)
     failed = [c for c in result["checks"] if not c["agrees"]]
     for c in failed:
-        w("check FAILS: %s: archive says %s, events give %s\n" % (c["name"], text(c["stamped"]), text(c["replayed"])))
+        w("check FAILS: %s: archive says %s, events give %s\n", c["name"], text(c["stamped"]), text(c["replayed"]))
     for note in result["notes"]:
-        w("note: %s\n" % note)
-    w("\n%s: figures same %d of %d; checks agree %d of %d\n" % (
-        result["matchId"], result["figuresSame"], result["figuresCompared"],
-        result["checksAgree"], result["checksMade"]))
+        w("note: %s\n", note)
+    w("\n%s: figures same %d of %d; checks agree %d of %d\n", result["matchId"], result["figuresSame"],
+      result["figuresCompared"], result["checksAgree"], result["checksMade"])
     for item in result["trusted"]:
-        w("taken on trust: %s\n" % item)
+        w("taken on trust: %s\n", item)
 
 
 def shorten(seqs):
@@ -1401,9 +1487,12 @@ def print_summary(s, out):
 
 # ------------------------------------------------------------------ main
 
-def one_line(message):
-    """An error is one line: control characters a record or server sent are escaped."""
-    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+def one_line(message, limit=MAX_SHOWN):
+    """Text a record or server sent, as it may reach a terminal: one line, its controls and
+    bidi characters escaped (\\x1b, \\u202e), cut with a marker when over-long."""
+    message = str(message)
+    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
 
 def source_for(target, args):
@@ -1439,6 +1528,13 @@ def parse_args(argv):
     parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<match id>/")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
     args = parser.parse_args(argv)
+    global TIMEOUT_SECONDS
+    try:
+        TIMEOUT_SECONDS = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
+    except ValueError:
+        TIMEOUT_SECONDS = -1
+    if not 0 < TIMEOUT_SECONDS < math.inf:
+        parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
     scheme = urllib.parse.urlsplit(args.base).scheme
     if scheme not in ("http", "https") or not urllib.parse.urlsplit(args.base).netloc:
         parser.error("--base must be an http:// or https:// address, got %r" % args.base)
@@ -1472,11 +1568,12 @@ def main(argv=None):
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(2)
-    except BrokenPipeError:  # the reader stopped reading (`| head`): the audit was cut short
+    except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(2)
+        sys.exit(141)
     except Exception as err:  # a record this script failed to foresee: still one line, still exit 2
         print(one_line("recompute.py: cannot read the record (%s: %s)" % (type(err).__name__, err)),
               file=sys.stderr)
