@@ -44,9 +44,11 @@ import math
 import operator
 import os
 import re
+import socket
 import ssl
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -135,7 +137,12 @@ STUDY_ID = r"s_[0-9a-f]{8}"
 # escape, space or control character anywhere.
 STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)/u/(%s)/studies/(%s)"
                            % (HANDLE, STUDY_ID))
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")   # escaped in an error, so it stays one line
+# Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
+# marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+MAX_SHOWN = 300             # characters of a file's or server's text shown, then a marker
+MAX_LABEL = 40              # characters of an arm label or model name in a figure's name
+MAX_NAME_WIDTH = 64         # the figure column pads no wider
 RECIPE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # study.md §1: the seat-score metrics, their range (None: rank's [1, N]) and direction.
@@ -193,8 +200,11 @@ NEWTON_MAX_STEPS = 200
 NEWTON_TOLERANCE = 4e-16
 
 # Network.
-TIMEOUT_SECONDS = 30        # silence allowed on a connection; also the time an answer may take once begun
+TIMEOUT_SECONDS = 30        # one request, whole (a retry included); DAISHI_TIMEOUT sets another
+TIMEOUT_ENV = "DAISHI_TIMEOUT"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_JSON_VALUES = 1000000   # in the profile or recipe (counted as its brackets, braces and commas)
+MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
 READ_BYTES = 64 * 1024      # what one read of an answer asks for
 RETRY_PAUSE_SECONDS = 1.0
 USER_AGENT = "daishi-recompute-study/1"
@@ -231,77 +241,131 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def _reason(error, url):
+def _reason(error, url, deadline):
     """The platform's reason in an error answer, where its body reads and holds one."""
     try:
-        body = _read_capped(error.fp, url) if error.fp is not None else b""
+        body = _read_capped(error.fp, url, deadline) if error.fp is not None else b""
         reason = json.loads(body.decode("utf-8")).get("reason")
     except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
         return None
     return reason if isinstance(reason, str) else None
 
 
-def _read_capped(response, url):
-    """The whole body, within the size cap and the time allowed: read1 returns
-    what has arrived, so a server that drips its answer still meets the deadline."""
+def _read_capped(response, url, deadline):
+    """The whole body, within the size cap and the request's deadline."""
     if response.length is not None and response.length > MAX_RESPONSE_BYTES:
         raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    chunks, size = [], 0
+    body = bytearray()
     while True:
         chunk = response.read1(READ_BYTES)
+        if time.monotonic() >= deadline:
+            raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
         if not chunk:
             break
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
             raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
-        if time.monotonic() > deadline:
-            raise Unreadable("network failure fetching %s: the answer was not whole within %s s"
-                             % (url, TIMEOUT_SECONDS))
-        chunks.append(chunk)
     if response.length:
         raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
                          % (url, response.length))
-    return b"".join(chunks)
+    return body
+
+
+WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
+
+
+class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Connections whose sockets the request's deadline can shut, whatever they wait on:
+    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
+
+    def http_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPConnection), req)
+
+    def https_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
+
+    @staticmethod
+    def watched(kind):
+        def connection(host, **options):
+            conn = kind(host, **options)
+            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
+            return conn
+        return connection
+
+
+def watch(sock):
+    WATCHED.append(sock.dup())
+    return sock
+
+
+def shut_watched():
+    for sock in WATCHED:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def fetch(origin, path, what):
-    """The body of origin+path (200 only); 409, 404 and other failures are Unreadable."""
+    """The body of origin+path (200 only) within one deadline, a retry after a 5xx included;
+    409, 404 and other failures are Unreadable."""
     url = origin + path
-    opener = urllib.request.build_opener(
-        _SameOrigin(origin), urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+    opener = urllib.request.build_opener(_SameOrigin(origin), DeadlineHandler(context=ssl.create_default_context()))
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-    for attempt in (1, 2):
-        try:
-            with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
-                return _read_capped(response, url)
-        except urllib.error.HTTPError as error:
-            reason = _reason(error, url)
-            if error.code >= 500 and attempt == 1:
-                time.sleep(RETRY_PAUSE_SECONDS)
-                continue
-            if error.code == 409:
-                raise Unreadable("the study is still playing (%s answers 409): %s"
-                                 % (what, reason or "no reason given"))
-            if error.code == 404:
-                raise Unreadable("%s answers 404: no such %s%s" % (
-                    url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
-            raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
-        except Unreadable:
-            raise
-        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
-            raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
+    timer.daemon = True
+    timer.start()
+    try:
+        for attempt in (1, 2):
+            try:
+                with opener.open(request, timeout=max(deadline - time.monotonic(), 0.001)) as response:
+                    return _read_capped(response, url, deadline)
+            except urllib.error.HTTPError as error:
+                reason = _reason(error, url, deadline)
+                if time.monotonic() >= deadline:
+                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+                if error.code >= 500 and attempt == 1:
+                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+                    continue
+                if error.code == 409:
+                    raise Unreadable("the study is still playing (%s answers 409): %s"
+                                     % (what, reason or "no reason given"))
+                if error.code == 404:
+                    raise Unreadable("%s answers 404: no such %s%s" % (
+                        url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
+                raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
+            except Unreadable:
+                raise
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
+                if time.monotonic() >= deadline:
+                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+                raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
+    finally:
+        timer.cancel()
+        for sock in WATCHED:
+            sock.close()
+        del WATCHED[:]
     raise AssertionError("unreachable")
 
 
-def save_copy(directory, name, body):
-    """Keep a downloaded file as DIR/name; replacing (not following) whatever is there."""
+def save_copy(directory, parts, body):
+    """DIR/parts..., each folder made here and never a symbolic link, the file
+    written whole to a temporary name, then renamed over whatever was there."""
     os.makedirs(directory, exist_ok=True)
+    for part in parts[:-1]:
+        directory = os.path.join(directory, part)
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            pass
+        if os.path.islink(directory) or not os.path.isdir(directory):
+            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(body)
-        os.replace(temporary, os.path.join(directory, name))
+        os.replace(temporary, os.path.join(directory, parts[-1]))
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
@@ -369,6 +433,8 @@ def read_csv(body, name, columns, forms, required):
                                          % (name, line, column, _shown_field(field), EXACT_DIGITS))
             row["_line"] = line
             rows.append(row)
+            if len(rows) > MAX_CSV_ROWS:
+                raise Unreadable("%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS))
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
     return rows
@@ -425,6 +491,8 @@ def exact_units(text, places):
 def read_json(body, name):
     """A JSON document whose every number a double holds: NaN, an infinity or an
     integer past 2**53 is refused by the field that holds it."""
+    if body.count(b"[") + body.count(b"{") + body.count(b",") > MAX_JSON_VALUES:
+        raise Unreadable("%s holds more than %d JSON values: not a file this script reads" % (name, MAX_JSON_VALUES))
     try:
         document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=_json_integer)
     except UnicodeDecodeError as error:
@@ -446,17 +514,21 @@ def _json_integer(text):
 
 
 def _number_no_double_holds(document):
-    """The path to the first number in the document no double holds, else None."""
-    stack = [("", document)]
+    """The path to the first number in the document no double holds, else None: the walk
+    keeps one iterator per open container and spells a path only for the value it finds."""
+    stack = [(None, iter((("", document),)))]
     while stack:
-        path, value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(("%s.%s" % (path, key) if path else key, item) for key, item in reversed(value.items()))
-        elif isinstance(value, list):
-            stack.extend(("%s[%d]" % (path, i), item) for i, item in reversed(list(enumerate(value))))
-        elif (type(value) is float and not math.isfinite(value)
-              or type(value) is int and abs(value) > EXACT_INTEGERS):
-            return path
+        for key, value in stack[-1][1]:
+            if isinstance(value, (dict, list)):
+                stack.append((key, iter(value.items() if isinstance(value, dict) else enumerate(value))))
+                break
+            if type(value) is float and not math.isfinite(value) or type(value) is int and abs(value) > EXACT_INTEGERS:
+                path = ""
+                for step in [entry[0] for entry in stack[1:]] + [key]:
+                    path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
+                return path
+        else:
+            stack.pop()
     return None
 
 
@@ -1296,7 +1368,7 @@ def recompute(study_id, trials, seats, reading, rho):
     labels = {}
     trials_by_trial = {}
     for row in trials:
-        labels.setdefault(int(row["arm"]), row["arm_label"])
+        labels.setdefault(int(row["arm"]), one_line(row["arm_label"], MAX_LABEL))
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
 
     page_comparisons = _by_key(reading.get("comparisons"), "arm", int)
@@ -1326,13 +1398,14 @@ def recompute(study_id, trials, seats, reading, rho):
     models = model_figures(seats)
     for model, (n, g, mean, interval) in models.items():
         page = page_models.get(model, {})
-        name = "model %s" % model
+        name = "model %s" % one_line(model, MAX_LABEL)
         exact_figure(result, name + ": seats", page.get("seats"), n)
         exact_figure(result, name + ": trials", page.get("trials"), g)
         decimal_figure(result, name + ": mean", page.get("mean"), mean, MODEL_PLACES, EXACT_UNITS)
         interval_figures(result, name + ": interval", page.get("interval"), interval, MODEL_PLACES, EXACT_UNITS)
     for model in [m for m in page_models if m not in models]:
-        exact_figure(result, "model %s (not in the files): seats" % model, page_models[model].get("seats"), None)
+        exact_figure(result, "model %s (not in the files): seats" % one_line(model, MAX_LABEL),
+                     page_models[model].get("seats"), None)
 
     if terms.seat_score:
         focal = {}
@@ -1365,24 +1438,25 @@ def recompute(study_id, trials, seats, reading, rho):
 # ---------------------------------------------------------------- reporting
 
 def report_text(header, result):
-    lines = list(header) + [""]
-    width = max([len(f[0]) for f in result.figures] + [20]) + 2
+    """The report as text; every string a file or server sent passes through one_line."""
+    lines = [one_line(line) for line in header] + [""]
+    figures = [[one_line(text or "none") for text in f[:3]] + [f[3]] for f in result.figures]
+    width = min(max([len(f[0]) for f in figures] + [20]), MAX_NAME_WIDTH) + 2
     lines.append("%-*s %-12s %-12s" % (width, "figure", "page", "recomputed"))
-    for name, page, ours, same in result.figures:
-        lines.append("%-*s %-12s %-12s %s" % (width, name, page or "none", ours or "none",
-                                              "same" if same else "DIFFERS"))
+    for name, page, ours, same in figures:
+        lines.append("%-*s %-12s %-12s %s" % (width, name, page, ours, "same" if same else "DIFFERS"))
     lines.append("")
     lines.append("checks")
     for number, (name, agrees, detail) in enumerate(result.checks, 1):
-        lines.append("%3d. %s: %s%s" % (number, name, "agrees" if agrees else "FAILS",
-                                         "" if detail is None else " (%s)" % detail))
+        lines.append("%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
+                                         "" if detail is None else " (%s)" % one_line(detail)))
     lines.append("")
     lines.append("figures that match: %d of %d compared" % (
         sum(1 for f in result.figures if f[3]), len(result.figures)))
     lines.append("checks that agree: %d of %d made" % (
         sum(1 for c in result.checks if c[1]), len(result.checks)))
     lines.append("taken on trust:")
-    lines.extend("  - " + item for item in result.trust)
+    lines.extend("  - " + one_line(item) for item in result.trust)
     return "\n".join(lines)
 
 
@@ -1403,7 +1477,7 @@ def report_json(study_id, address, sources, result, status):
         },
         "trust": result.trust,
         "exit": status,
-    }, indent=1, ensure_ascii=False)
+    }, indent=1, ensure_ascii=True)
 
 
 # ---------------------------------------------------------------- main
@@ -1419,7 +1493,15 @@ def parse_arguments(argv):
     parser.add_argument("--recipe", metavar="FILE", help="read this saved recipe JSON (anytime rule)")
     parser.add_argument("--save", metavar="DIR", help="keep every downloaded file in DIR")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    global TIMEOUT_SECONDS
+    try:
+        TIMEOUT_SECONDS = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
+    except ValueError:
+        TIMEOUT_SECONDS = -1
+    if not 0 < TIMEOUT_SECONDS < math.inf:
+        parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
+    return args
 
 
 class Sources:
@@ -1444,7 +1526,7 @@ class Sources:
         self.used[key] = "served " + self.origin + path
         if self.args.save:
             try:
-                save_copy(self.args.save, save_as, body)
+                save_copy(self.args.save, (save_as,), body)
             except OSError as error:
                 raise Unreadable("cannot save %s into %s: %s" % (what, self.args.save, error.strerror or error))
         return body
@@ -1485,9 +1567,12 @@ def run(args):
     return status
 
 
-def one_line(message):
-    """An error is one line: control characters a file or server sent are escaped."""
-    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+def one_line(message, limit=MAX_SHOWN):
+    """Text a file or server sent, as it may reach a terminal: one line, its controls and
+    bidi characters escaped (\\x1b, \\u202e), cut with a marker when over-long."""
+    message = str(message)
+    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
 
 def main(argv=None):
@@ -1496,13 +1581,22 @@ def main(argv=None):
         return run(args)
     except Unreadable as error:
         message = str(error)
+    except BrokenPipeError:
+        raise
     except Exception as error:  # a last resort: the checks above should leave nothing here
         message = "unexpected failure (%s: %s)" % (type(error).__name__, error)
     print(one_line("recompute_study.py: cannot read the study: %s" % message), file=sys.stderr)
     if args.json:
-        print(json.dumps({"address": args.address, "error": message, "exit": 2}))
+        print(json.dumps({"address": args.address, "error": one_line(message), "exit": 2}))
     return 2
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
