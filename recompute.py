@@ -175,14 +175,19 @@ class Downloads:
 
     def page(self, number):
         url = "%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number)
-        if number == 1 and self.save_dir is not None:
+        got = self.get(url, "export page %d" % number, ("export", "%d.json" % number))
+        if number == 1 and self.save_dir is not None:  # saved, so DIR/<id> is a folder, no link
             # The report is saved last: a save cut short must not pair new pages with an old report.
-            for stale in ("report.json",) + tuple(os.path.join("report", v + ".json") for v in RUBRICS):
+            folder = os.path.join(self.save_dir, self.match_id)
+            stale = [os.path.join(folder, "report.json")]
+            if not os.path.islink(os.path.join(folder, "report")):
+                stale += [os.path.join(folder, "report", v + ".json") for v in RUBRICS]
+            for path in stale:
                 try:
-                    os.unlink(os.path.join(self.save_dir, self.match_id, stale))
+                    os.unlink(path)
                 except OSError:
                     pass
-        return self.get(url, "export page %d" % number, ("export", "%d.json" % number))
+        return got
 
     def report(self, version):
         url = "%s/api/matches/%s/report" % (self.base, self.match_id)

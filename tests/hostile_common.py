@@ -7,6 +7,7 @@ import contextlib
 import io
 import itertools
 import json
+import re
 import socket
 import struct
 import threading
@@ -236,3 +237,74 @@ def run_saving(script, tmp_path, monkeypatch, root, argv):
     written = {(tmp_path / n).relative_to(save).as_posix() for n in new
                if (tmp_path / n).is_file() and inside(tmp_path / n, save)}
     return outcome, written, outside
+
+
+# ---------------------------------------------------------------- hang, forge, exhaust
+
+# What a terminal would act on, were it printed raw: every control but the newline, and the
+# bidi characters and Unicode separators.
+RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+# ESC/OSC that would clear the screen, retitle the window and hide the rest, a carriage return,
+# bidi overrides and isolates, and a newline with a forged closing line.
+FORGED = "B\r\x1b[8m\x1b]0;owned\x07\x1b[2J\u202e\u2066\u200f\x85\u2028\nALL FIGURES SAME"
+
+
+def trickle(stop, pieces, every):
+    """Write each of `pieces()` (perhaps endless) after `every` seconds, until the client goes."""
+    def fn(h):
+        h.close_connection = True
+        try:
+            for piece in pieces():
+                if every and stop.wait(every) or stop.is_set():
+                    return
+                h.wfile.write(piece)
+                h.wfile.flush()
+        except OSError:
+            pass
+    return fn
+
+
+_PEAK = ("import resource, subprocess, sys\n"
+         "r = subprocess.run(sys.argv[2:])\n"
+         "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+         "sys.exit(r.returncode)\n")
+
+Child = collections.namedtuple("Child", "code out err seconds peak_mb")
+
+
+def run_child(script, argv, tmp_path, timeout=1, env=None):
+    """The script in a fresh process as a user runs it, with DAISHI_TIMEOUT=`timeout`:
+    exit, stdout, stderr, seconds taken and its peak resident memory in MB."""
+    import os
+    import subprocess
+    import sys
+    import time
+    full = dict(os.environ, DAISHI_TIMEOUT=str(timeout), PYTHONIOENCODING="utf-8")
+    full.pop("DAISHI_BASE", None)
+    full.update(env or {})
+    peak = tmp_path / ("peak-%d" % next(_tokens))
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", _PEAK, str(peak), sys.executable,
+                        str(Path(__file__).resolve().parent.parent / script)] + [str(a) for a in argv],
+                       capture_output=True, env=full, timeout=60)
+    return Child(p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8"),
+                 time.monotonic() - t0, int(peak.read_text()) / 1024)
+
+
+def safe_output_problems(outcome, code):
+    """The exact exit, no traceback, no raw control character in stdout or stderr."""
+    problems = []
+    if getattr(outcome, "exc", None):
+        problems.append("an exception escaped main: %s" % escaped(outcome))
+    if outcome.code != code:
+        problems.append("exit %r, expected %d (stderr %r)" % (outcome.code, code, outcome.err[:300]))
+    if "Traceback" in outcome.err:
+        problems.append("a traceback on stderr")
+    for name, text in (("stdout", outcome.out), ("stderr", outcome.err)):
+        bad = RAW_CONTROL.search(text)
+        if bad:
+            problems.append("%s holds a raw %r at %d: %r" % (name, bad.group(), bad.start(),
+                                                            text[max(bad.start() - 60, 0):bad.start() + 20]))
+    if "\nALL FIGURES SAME" in outcome.out:
+        problems.append("a forged line reached stdout")
+    return problems
