@@ -21,7 +21,8 @@ Run it:
 Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the
 report under version V, --save DIR keeps the downloads, --json prints one JSON
 document. Exit status: 0 every figure matches and every check agrees, 1 a
-figure differs or a check fails, 2 a record cannot be read.
+figure differs or a check fails, 2 a record cannot be read, 130 Ctrl-C, 141
+stdout closed. A request ends 30 s after it began (DAISHI_TIMEOUT), a retry included.
 
 Python 3.9 or later, standard library only.
 """
@@ -1572,7 +1573,8 @@ def main(argv=None):
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        status = main()
+        sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent
         print("interrupted", file=sys.stderr)
         sys.exit(130)
@@ -1583,3 +1585,4 @@ if __name__ == "__main__":
         print(one_line("recompute.py: cannot read the record (%s: %s)" % (type(err).__name__, err)),
               file=sys.stderr)
         sys.exit(2)
+    sys.exit(status)

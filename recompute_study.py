@@ -28,9 +28,9 @@ Offline, or any mix: the address still names the study; these read saved copies.
 Exit status: 0 every figure matches and every check agrees; 1 a figure
 differs or a check fails; 2 the study cannot be read (still playing, no such
 study or a run set, no reading on the profile, no recipe under the anytime
-rule, a network failure, or a file not of the documented form). A download
-is a network failure when the server is silent for 30 s, or when its answer,
-once begun, is not whole within 30 s more.
+rule, a network failure, or a file not of the documented form); 130 Ctrl-C;
+141 stdout closed. A download is a network failure when its answer is not
+whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included.
 
 Python 3.9 or later, standard library only.
 """
@@ -1593,10 +1593,12 @@ def main(argv=None):
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        status = main()
+        sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
+    sys.exit(status)

@@ -323,7 +323,7 @@ def test_ctrl_c_is_one_line_exit_130_nothing_half_saved(tmp_path, stop, kind):
 
 
 CLOSED_PIPE = {
-    "match": ["recompute.py", str(FIXTURES / "api" / "matches" / "m_1b23341c9524")],
+    "match": ["recompute.py", str(FIXTURES / "api" / "matches" / CLEAN)],  # less than a buffer: seen at the flush
     "study": ["recompute_study.py", "https://daishi.ai" + STUDY, "--trials", str(FIXTURES / STUDY[1:] / "trials.csv"),
               "--seats", str(FIXTURES / STUDY[1:] / "seats.csv"), "--page", str(FIXTURES / "u" / "kim.json")],
 }
