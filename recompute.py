@@ -672,6 +672,7 @@ def read_card(card, at):
         raise RecordError("%s.rank: expected an integer >= 1, got %s" % (at, shown(rank)))
     published = {
         "wealth": as_number(field(card, "wealth", at), at + ".wealth"),
+        "status": as_text(field(card, "status", at), at + ".status"),
         "rank": rank,
         "fitnessIndex": as_number(field(card, "fitnessIndex", at), at + ".fitnessIndex"),
         "grade": as_text(field(card, "grade", at), at + ".grade"),
@@ -1154,7 +1155,7 @@ def recompute(archive, report):
         )
         index = fitness_index(dims)
         figures = {
-            "wealth": seat["wealth"], "rank": seat_ranks[i], "fitnessIndex": index,
+            "wealth": seat["wealth"], "status": seat["status"], "rank": seat_ranks[i], "fitnessIndex": index,
             "grade": grade_of(index, dims, rubric),
             "achievements": achievements(seat, row["wealth"], row["rep"], coverage[seat["id"]],
                                          reads_map, rounds),
@@ -1187,6 +1188,8 @@ def block_checks(archive, counters, visited, ledger, values):
     if block is not None:
         checks.extend(ledger_checks(block, ledger, archive["seats"]))
     if archive["exploration"] is not None:
+        for sid in [seat["id"] for seat in archive["seats"] if seat["id"] not in archive["exploration"]]:
+            checks.append(check("exploration %s" % sid, "absent", "present"))  # the block lists every seat
         for sid, entry in archive["exploration"].items():
             checks.append(check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])))
             checks.append(check("exploration %s.coverage" % sid, entry["coverage"],
@@ -1221,7 +1224,7 @@ def check(name, stamped, replayed):
 
 # ------------------------------------------------------------- reporting
 
-FIGURE_ORDER = ("wealth", "rank", "survival", "economy", "social", "adaptation",
+FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation",
                 "competitiveness", "fitnessIndex", "grade", "achievements", "mapCoverage",
                 "indexWealth", "indexReputation", "circularReputation", "circularEstimated")
 
@@ -1343,8 +1346,8 @@ def print_audit(result, out):
         w("  %-19s %-24s %-24s\n" % ("figure", "published", "recomputed"))
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
-            w("  %-19s %-24s %-24s %s\n" % (row["figure"], text(row["published"]),
-                                             text(row["recomputed"]), verdict))
+            w(one_line("  %-19s %-24s %-24s %s" % (row["figure"], text(row["published"]),
+                                                    text(row["recomputed"]), verdict)) + "\n")
             if "withoutErrata" in row:
                 erratum = ", ".join(row["errata"])
                 reading = ("explained by " + erratum if row.get("explained") else

@@ -493,7 +493,7 @@ def test_json_unknown_event_type_reads_clean(rc, event):
         e["seq"] = i
     o = run_offline(rc, [page], report_of())
     assert not reading_problems(o, (0,)), reading_problems(o, (0,))
-    assert "figures same 32 of 32; checks agree 32 of 32" in o.out
+    assert "figures same 34 of 34; checks agree 32 of 32" in o.out
 
 
 # ---------------------------------------------------------------- whole pages
@@ -561,7 +561,7 @@ def test_json_two_pages_baseline_reads(rc):
     tally("json")
     o = run_offline(rc, list(two_pages()), report_of())
     assert not reading_problems(o, (0,)), reading_problems(o, (0,))
-    assert "figures same 32 of 32; checks agree 32 of 32" in o.out
+    assert "figures same 34 of 34; checks agree 32 of 32" in o.out
 
 
 def _second(change):
@@ -635,6 +635,7 @@ for _i in (0, 1):
         (_c + ("wealth",), "number", ["scorecards[%d].wealth" % _i]),
         (_c + ("fitnessIndex",), "number", ["scorecards[%d].fitnessIndex" % _i]),
         (_c + ("grade",), "text", ["scorecards[%d].grade" % _i]),
+        (_c + ("status",), "text", ["scorecards[%d].status" % _i]),
         (_c + ("dimensions",), "object", ["scorecards[%d].dimensions" % _i]),
         (_c + ("achievements",), "list", ["scorecards[%d].achievements" % _i]),
         (_c + ("achievements", 0), "text", ["scorecards[%d].achievements[0]" % _i]),
@@ -651,7 +652,7 @@ for _i in (0, 1):
 
 REPORT_CASES = field_cases("report", REPORT_SPECS) + deletions(
     "report", [("rubricVersion",), ("scorecards",)] + [SC + (0, k) for k in (
-        "rank", "wealth", "fitnessIndex", "grade", "dimensions", "achievements")]
+        "rank", "wealth", "status", "fitnessIndex", "grade", "dimensions", "achievements")]
     + [SC + (0, "dimensions", d) for d in ("survival", "competitiveness")])
 for _case in REPORT_CASES:  # a missing agentId shows as seats that are not the roster
     if _case.path[-1:] == ("agentId",):
@@ -731,6 +732,10 @@ DIFFERS_CASES = [
      "check FAILS: ledger a_1~a_2.trades"),
     ("exploration visited off", _page_change(A + ("exploration", "agents", "a_2", "visited"), 7),
      "check FAILS: exploration a_2.visited"),
+    ("exploration leaves a seat out", _page_change(A + ("exploration", "agents", "a_2"), DELETE),
+     "check FAILS: exploration a_2: archive says absent, events give present"),
+    ("report status", _report_change(SC + (1, "status"), "dead"),
+     "  status              dead                     active                   DIFFERS"),
     ("report wealth off by a cent", _report_change(SC + (0, "wealth"), 34.51), "DIFFERS"),
     ("report rank swapped", _report_change(SC + (0, "rank"), 1), "DIFFERS"),
     ("report grade", _report_change(SC + (1, "grade"), "A"), "DIFFERS"),

@@ -18,7 +18,7 @@ def test_clean_match_every_figure_same(fixtures_platform):
     out = run(fixtures_platform, CLEAN)
     assert out.returncode == 0, out.stderr
     assert "DIFFERS" not in out.stdout
-    assert "%s: figures same 32 of 32; checks agree 32 of 32" % CLEAN in out.stdout
+    assert "%s: figures same 34 of 34; checks agree 32 of 32" % CLEAN in out.stdout
     assert "errata: none" in out.stdout
     assert "taken on trust: messages sent" in out.stdout
 
@@ -126,7 +126,7 @@ def test_json_document(fixtures_platform):
     assert doc["exit"] == 1
     assert doc["summary"]["seats"] == 7
     first, second = doc["matches"]
-    assert (first["matchId"], first["exit"], first["figuresSame"], first["figuresCompared"]) == (CLEAN, 0, 32, 32)
+    assert (first["matchId"], first["exit"], first["figuresSame"], first["figuresCompared"]) == (CLEAN, 0, 34, 34)
     row = [r for s in second["seats"] for r in s["figures"] if r["same"] is False]
     assert row == [{"figure": "wealth", "published": 65.01, "recomputed": 65.0, "same": False}]
 
