@@ -1613,6 +1613,9 @@ def audit_study(target, args):
             result, futures[i] = future.result(), None
             if tty:
                 sys.stderr.write("\r" + " " * 20 + "\r")
+            if "error" in result:
+                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (
+                    result["match"], result["trials"][0][0], result["trials"][0][1], result["error"])), file=sys.stderr)
             if not args.json:
                 print_study_match(result, sys.stdout)
             results.append(result)
@@ -1647,8 +1650,6 @@ def cut(value):
 def print_study_match(result, out):
     where = "trial %d arm %d" % tuple(result["trials"][0]) + (
         " +%d" % (len(result["trials"]) - 1) if len(result["trials"]) > 1 else "")
-    if "error" in result:
-        print(one_line("recompute.py: %s (%s): %s" % (result["match"], where, result["error"])), file=sys.stderr)
     for a in result["audits"]:
         if "text" in a:
             out.write("\n%s:\n%s\n" % (where, a["text"]))
