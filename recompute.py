@@ -17,11 +17,13 @@ Run it:
     python3 recompute.py d/m_aa6f85fab659          # re-audit the saved copies offline
     python3 recompute.py --rubric 2.2 m_aa6f85fab659
     python3 recompute.py --base http://127.0.0.1:8000 m_aa6f85fab659 m_...
+    python3 recompute.py https://daishi.ai/u/kim/studies/s_0a1b2c3d  # a study end to end
 
 Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the
 report under version V, --save DIR keeps the downloads, --json prints one JSON
-document. Exit status: 0 every figure matches and every check agrees, 1 a
-figure differs or a check fails, 2 a record cannot be read.
+document, --jobs N audits a study's matches N at a time. Exit status: 0 every
+figure matches and every check agrees, 1 a figure differs or a check fails, 2 a
+record cannot be read, 130 interrupted.
 
 Python 3.9 or later, standard library only.
 """
