@@ -1421,20 +1421,19 @@ def print_summary(s, out):
 # ------------------------------------------------------- a study end to end
 
 STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})/?\Z")
-MAX_STUDY_ROWS = 250000       # a study at the cap (1,000 matches) has far fewer seats
-MAX_CSV_FIELD = 4096
+MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 matches) has far fewer
 INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
-RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS)
-# The columns read (study.md §2 forms), and where the match record holds each (records.md
+RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
+# The columns read, their forms (study.md §2), and where the match record holds each (records.md
 # §2.2-2.3): (column, form, block, key); block None: the study's own, read to find the record.
 TRIAL_COLUMNS = (
     ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("match", r"m_[0-9a-f]{12}|", None, None),
     ("metric", TEXT, None, None), ("rounds_played", INTEGER, "archive", "rounds"),
-    ("rounds_planned", INTEGER, "archive", "planned"), ("rubric", RUBRIC_FORM + "|", "default", "rubric"),
+    ("rounds_planned", INTEGER, "archive", "planned"), ("rubric", RUBRIC_FORM, "default", "rubric"),
     ("value", DECIMAL, "focal", "value"))
 SEAT_COLUMNS = (
     ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("seat", INTEGER, None, None),
-    ("focal", "true|false", None, None), ("rubric", RUBRIC_FORM + "|", None, None),
+    ("focal", "true|false", None, None), ("rubric", RUBRIC_FORM, None, None),
     ("name", TEXT, "agent", "name"), ("model", TEXT, "agent", "model"),
     ("fitness_index", DECIMAL, "card", "fitnessIndex"), ("grade", TEXT, "card", "grade"),
     ("rank", INTEGER, "card", "rank"), ("status", TEXT, "card", "status"),
@@ -1452,15 +1451,12 @@ SEAT_METRICS = dict({"fitness_index": "fitnessIndex", "rank": "rank", "map_cover
 
 def read_study_csv(raw, name, columns):
     """The rows of trials.csv or seats.csv: only the columns read, each of its form."""
+    csv.field_size_limit(MAX_CSV_FIELD)
     try:
         reader = csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline=""), strict=True)
-        header = next(reader, [])
-        where = {}
-        for column, _, _, _ in columns:
-            if column not in header:
-                raise RecordError("%s line 1: no column %s" % (name, column))
-            where[column] = header.index(column)
-        rows = []
+        header, rows = next(reader, []), []
+        for column in (c for c, _, _, _ in columns if c not in header):
+            raise RecordError("%s line 1: no column %s" % (name, column))
         for fields in reader:
             at = "%s line %d" % (name, reader.line_num)
             if len(fields) != len(header) or len(rows) == MAX_STUDY_ROWS:
@@ -1468,7 +1464,7 @@ def read_study_csv(raw, name, columns):
                                   % (at, len(fields), len(header), MAX_STUDY_ROWS))
             row = {"line": reader.line_num}
             for column, form, _, _ in columns:
-                value = row[column] = fields[where[column]]
+                value = row[column] = fields[header.index(column)]
                 if (value or column in ("trial", "arm", "seat")) and not re.fullmatch(form, value):
                     raise RecordError("%s, column %s: %s is not of the form %s" % (at, column, shown(value), form))
             rows.append(row)
@@ -1485,55 +1481,53 @@ def tie_row(row, name, columns, view):
     for column, form, block, key in columns:
         if block not in view:
             continue
-        value, record = row[column], view[block].get(key)
+        value, record = row.get(column, ""), view[block].get(key)
         if form in (INTEGER, DECIMAL):
             ok = record is None if value == "" else record is not None and float(value) == record
         else:
             ok = value == ("" if record is None else record)
         if not ok:
-            out.append({"file": name, "line": row["line"], "trial": int(row["trial"]), "arm": int(row["arm"]),
-                        "seat": int(row["seat"]) if "seat" in row else None, "column": column,
-                        "value": value, "record": None if record is None else text(record),
+            out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]), "arm": int(row["arm"]),
+                        "seat": int(row["seat"]) if "seat" in row else None, "column": column, "value": value,
+                        "record": None if record is None else text(record),
                         "source": "report" if block in ("card", "default", "focal") else "archive"})
     return out
 
 
-def tie_match(archive, reports, default, trials, seats):
+def tie_match(archive, reports, trials, seats):
     """Every trials.csv and seats.csv field of this match's rows against its record."""
     agents, metrics, out = archive["seats"], archive["metrics"] or {}, []
     for row in seats:
         n = int(row["seat"])
-        if not 1 <= n <= len(agents):
-            out += tie_row(row, "seats.csv", (("seat", INTEGER, "roster", "seat"),), {"roster": {}})
+        if not 1 <= n <= len(agents):  # a seat the roster lacks
+            out += tie_row(row, "seats.csv", (("seat", INTEGER, "roster", None),), {"roster": {}})
             continue
         agent, card = agents[n - 1], reports[row["rubric"] or None]["cards"][n - 1]
         entry = metrics.get(agent["id"])
         counts = {k: entry[k] for k in entry["seen"]} if entry else {}
         if entry and entry["seen"] & {"message", "message_private"}:
             counts["messages"] = entry["message"] + entry["message_private"]
-        out += tie_row(row, "seats.csv", SEAT_COLUMNS, {
-            "agent": agent, "meter": agent["meter"] or {}, "metrics": counts,
-            "card": dict(card["published"], status=card["status"])})
+        out += tie_row(row, "seats.csv", SEAT_COLUMNS, {"agent": agent, "meter": agent["meter"] or {},
+                       "metrics": counts, "card": dict(card["published"], status=card["status"])})
     for row in trials:
-        view = {"archive": archive, "default": default}
+        view = {"archive": archive, "default": reports["default"]}
         mine = [s for s in seats if (s["trial"], s["arm"]) == (row["trial"], row["arm"])]
-        if row["metric"] in SEAT_METRICS and row["value"]:
-            cards = reports[row["rubric"] or None]["cards"]
+        cards = reports[row["rubric"] or None]["cards"]
+        if row["metric"] in SEAT_METRICS and row["value"]:  # study.md §3, from the scorecards
             focal = [cards[int(s["seat"]) - 1]["published"].get(SEAT_METRICS[row["metric"]])
                      for s in mine if s["focal"] == "true" and 1 <= int(s["seat"]) <= len(cards)]
-            view["focal"] = {"value": hu(running_sum(focal) / len(focal), 3)
-                             if focal and None not in focal else None}
+            view["focal"] = {"value": hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None}
         out += tie_row(row, "trials.csv", TRIAL_COLUMNS, view)
-        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):
-            out.append({"file": "seats.csv", "line": None, "trial": int(row["trial"]), "arm": int(row["arm"]),
-                        "seat": n, "column": "seat", "value": "", "record": str(n), "source": "archive"})
+        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # a seat with no row
+            out += tie_row(dict(row, seat=str(n), line=None), "seats.csv", (("row", TEXT, "roster", "row"),),
+                           {"roster": {"row": "roster seat"}})
     return out
 
 
 def study_match(mid, trials, seats, args, folder):
     """One match of the study: audited under each rubric its rows name, its rows tied to it."""
-    result = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in trials],
-              "rows": {"trials.csv": len(trials), "seats.csv": len(seats)}, "audits": [], "differences": []}
+    result = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in trials], "audits": [],
+              "rows": {"trials.csv": len(trials), "seats.csv": len(seats)}, "differences": []}
     try:
         source = SavedCopies(os.path.join(folder, mid)) if folder else Downloads(args.base, mid, args.save)
         source.match_id = mid
@@ -1544,61 +1538,54 @@ def study_match(mid, trials, seats, args, folder):
             reports[v] = read_report(*source.report(v), archive["seats"], v)
         for v in versions:
             full = audit(archive, reports[v])
-            seats_rows = full["seats"]
-            fi = [row["same"] for s in seats_rows for row in s["figures"] if row["figure"] == "fitnessIndex"]
+            fi = [row["same"] for s in full["seats"] for row in s["figures"] if row["figure"] == "fitnessIndex"]
             brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared",
                                           "checksAgree", "checksMade")}
-            brief.update(fitnessIndex=[fi.count(True), len(fi)], differs=[
-                {"seat": i + 1, "figure": row["figure"], "published": row["published"],
-                 "recomputed": row["recomputed"]}
-                for i, s in enumerate(seats_rows) for row in s["figures"] if row["same"] is False],
-                checksFailed=[c for c in full["checks"] if not c["agrees"]])
+            brief.update(fitnessIndex=[fi.count(True), len(fi)],
+                         checksFailed=[c for c in full["checks"] if not c["agrees"]],
+                         differs=[{"seat": i + 1, "figure": row["figure"], "published": row["published"],
+                                   "recomputed": row["recomputed"]} for i, s in enumerate(full["seats"])
+                                  for row in s["figures"] if row["same"] is False])
             if full["exit"]:
                 out = io.StringIO()
                 print_audit(full, out)
                 brief.update(audit=full, text=out.getvalue())
             result["audits"].append(brief)
-        result["differences"] = tie_match(archive, reports, reports[None], trials, seats)
-    except RecordError as err:
-        result.update(exit=2, error=str(err))
-        return result
-    except Exception as err:  # a record this script failed to foresee: this match is unreadable
-        result.update(exit=2, error="cannot read the record (%s: %s)" % (type(err).__name__, err))
-        return result
+        result["differences"] = tie_match(archive, dict(reports, default={"rubric": reports[None]["rubric"]}),
+                                          trials, seats)
+    except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
+        return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
+                    "cannot read the record (%s: %s)" % (type(err).__name__, err))
     result["exit"] = max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0])
     return result
 
 
 def read_study(target, args):
     """trials.csv and seats.csv, from a saved folder or the server, and the rows of each match."""
-    folder = target if os.path.isdir(target) else None
-    files = []
+    folder, files = target if os.path.isdir(target) else None, []
     for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
         if folder:
             raw, _ = SavedCopies(folder).read((name,))
         else:
             url, path = STUDY_TARGET.match(target).groups()
-            base = url if url and not args.explicit_base else args.base
-            raw, _ = Downloads(base, "", args.save).get(base.rstrip("/") + path + "/" + name, name, (name,))
-            args.base = base
+            args.base = url if url and not args.explicit_base else args.base
+            raw, _ = Downloads(args.base, "", args.save).get(args.base.rstrip("/") + path + "/" + name, name, (name,))
         files.append(read_study_csv(raw, name, columns))
-    trials, seats = files
-    keys = {}
-    for name, rows, columns in (("trials.csv", trials, ("trial", "arm")), ("seats.csv", seats, ("trial", "arm", "seat"))):
+    keys, groups = {}, {}
+    for name, rows, columns in (("trials.csv", files[0], ("trial", "arm")),
+                                ("seats.csv", files[1], ("trial", "arm", "seat"))):
         for row in rows:
             key = tuple(int(row[c]) for c in columns)
             if key in keys or len(key) == 3 and key[:2] not in keys:
                 raise RecordError("%s line %d: %s appears twice, or has no trials.csv row" % (
                     name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
-            keys[key] = row
-    by_trial, groups = {}, {}
-    for row in seats:
-        by_trial.setdefault((row["trial"], row["arm"]), []).append(row)
-    for row in trials:
+            keys[key] = []
+            keys[key[:2]].append(row)  # a trial's list: its trials.csv row, then its seats.csv rows
+    for row in files[0]:
         if row["match"]:
             group = groups.setdefault(row["match"], ([], []))
             group[0].append(row)
-            group[1].extend(by_trial.get((row["trial"], row["arm"]), []))
+            group[1].extend(keys[(int(row["trial"]), int(row["arm"]))][1:])
     return groups, folder
 
 
@@ -1616,8 +1603,8 @@ def audit_study(target, args):
             if tty:
                 sys.stderr.write("\r" + " " * 20 + "\r")
             if "error" in result:
-                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (
-                    result["match"], result["trials"][0][0], result["trials"][0][1], result["error"])), file=sys.stderr)
+                print(one_line("recompute.py: %s (trial %d arm %d): %s" % ((result["match"],) + tuple(
+                    result["trials"][0]) + (result["error"],))), file=sys.stderr)
             if not args.json:
                 print_study_match(result, sys.stdout)
             results.append(result)
@@ -1630,10 +1617,9 @@ def audit_study(target, args):
     fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
     totals = {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
               "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
-              "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi),
-              "rows": tied, "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
-                                                                   if d["file"] == name and d["line"]})
-                                          for name in tied},
+              "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": tied,
+              "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
+                                                    if d["file"] == name and d["line"]}) for name in tied},
               "columnsDiffer": len(differences)}
     status = max([r["exit"] for r in results] + [0])
     if args.json:
@@ -1645,25 +1631,28 @@ def audit_study(target, args):
     return status
 
 
-def cut(value):
-    return one_line(value if len(value) <= 24 else value[:21] + "...")
+def cut(value, width=20):
+    """A value or line from a record, escaped and cut to fit the terminal's 100 columns."""
+    value = one_line(value)
+    return value if len(value) <= width else value[:width - 3] + "..."
+
+
+def difference_line(d, with_line):
+    return cut("  %s(trial %d arm %d%s) %s: file %s, %s %s" % (
+        "%s line %s " % (d["file"], d["line"] or "(none)") if with_line else "", d["trial"], d["arm"],
+        "" if d["seat"] is None else " seat %d" % d["seat"], d["column"], cut(d["value"]) or "(empty)",
+        d["source"], cut(d["record"] or "(none)")), 100) + "\n"
 
 
 def print_study_match(result, out):
     where = "trial %d arm %d" % tuple(result["trials"][0]) + (
         " +%d" % (len(result["trials"]) - 1) if len(result["trials"]) > 1 else "")
     for a in result["audits"]:
-        if "text" in a:
-            out.write("\n%s:\n%s\n" % (where, a["text"]))
-        else:
-            out.write("%s (%s) under %s: figures same %d of %d; checks agree %d of %d\n" % (
+        out.write("\n%s:\n%s\n" % (where, a["text"]) if "text" in a else cut(
+            "%s (%s) under %s: figures same %d of %d; checks agree %d of %d" % (
                 result["match"], where, a["rubric"], a["figuresSame"], a["figuresCompared"],
-                a["checksAgree"], a["checksMade"]))
-    for d in result["differences"]:
-        out.write(one_line("  %s line %s (trial %d arm %d%s) %s: file %s, %s %s" % (
-            d["file"], d["line"] or "(none)", d["trial"], d["arm"],
-            "" if d["seat"] is None else " seat %d" % d["seat"], d["column"], cut(d["value"]) or "(empty)",
-            d["source"], cut(d["record"] or "(none)"))) + "\n")
+                a["checksAgree"], a["checksMade"]), 100) + "\n")
+    out.writelines(difference_line(d, True) for d in result["differences"])
 
 
 def print_study_summary(t, results, differences, out):
@@ -1671,22 +1660,16 @@ def print_study_summary(t, results, differences, out):
         t["matches"], len(t["unreadable"]), (": " + ", ".join(t["unreadable"][:4])) if t["unreadable"] else ""))
     out.write("matches that recompute: %d of %d; Fitness Index reproduced for %d of %d seats\n" % (
         t["recompute"], t["matches"], t["fitnessIndexReproduced"], t["seats"]))
-    for r in results:
-        for a in r["audits"]:
-            for d in a["differs"][:10]:
-                out.write("  %s seat %d %s: published %s, recomputed %s\n" % (
-                    r["match"], d["seat"], d["figure"], cut(text(d["published"])), cut(text(d["recomputed"]))))
-            if a["checksFailed"]:
-                out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
+    for r, a in ((r, a) for r in results for a in r["audits"]):
+        out.writelines("  %s seat %d %s: published %s, recomputed %s\n" % (r["match"], d["seat"], d["figure"],
+                       cut(text(d["published"])), cut(text(d["recomputed"]))) for d in a["differs"][:10])
+        if a["checksFailed"]:
+            out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
     for name in ("trials.csv", "seats.csv"):
         out.write("%s agrees with the records for %d of %d rows\n" % (name, t["rowsAgree"][name], t["rows"][name]))
     if differences:
-        out.write("%d column%s differ%s:\n" % (len(differences), "s" if len(differences) > 1 else "",
-                                               "" if len(differences) > 1 else "s"))
-        for d in differences[:10]:
-            out.write(one_line("  trial %d arm %d%s %s, file %s, %s %s" % (
-                d["trial"], d["arm"], "" if d["seat"] is None else " seat %d" % d["seat"], d["column"],
-                cut(d["value"]) or "(empty)", d["source"], cut(d["record"] or "(none)"))) + "\n")
+        out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
+        out.writelines(difference_line(d, False) for d in differences[:10])
 
 
 # ------------------------------------------------------------------ main

@@ -68,7 +68,7 @@ def test_linked_text_output_names_the_column(conformance, conformance_platform):
     assert out.returncode == 1, out.stderr
     assert "  seats.csv line 9 (trial 1 arm 1 seat 4) gathers: file 4, archive 3\n" in out.stdout
     assert "seats.csv agrees with the records for 31 of 32 rows\n" in out.stdout
-    assert "1 column differs:\n  trial 1 arm 1 seat 4 gathers, file 4, archive 3\n" in out.stdout
+    assert "1 column differs:\n  (trial 1 arm 1 seat 4) gathers: file 4, archive 3\n" in out.stdout
 
 
 def test_fixture_study_audits_clean(fixtures_platform):
