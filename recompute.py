@@ -17,16 +17,20 @@ Run it:
     python3 recompute.py d/m_aa6f85fab659          # re-audit the saved copies offline
     python3 recompute.py --rubric 2.2 m_aa6f85fab659
     python3 recompute.py --base http://127.0.0.1:8000 m_aa6f85fab659 m_...
+    python3 recompute.py https://daishi.ai/u/kim/studies/s_0a1b2c3d  # a study end to end
 
 Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the
 report under version V, --save DIR keeps the downloads, --json prints one JSON
-document. Exit status: 0 every figure matches and every check agrees, 1 a
-figure differs or a check fails, 2 a record cannot be read.
+document, --jobs N audits a study's matches N at a time. Exit status: 0 every
+figure matches and every check agrees, 1 a figure differs or a check fails, 2 a
+record cannot be read, 130 interrupted.
 
 Python 3.9 or later, standard library only.
 """
 import argparse
+import csv
 import gc
+import io
 import http.client
 import json
 import math
@@ -41,6 +45,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from bisect import bisect_right
+from concurrent.futures import ThreadPoolExecutor
 from heapq import merge
 from itertools import chain
 
@@ -383,6 +388,9 @@ def read_archive(archive, at):
         raise RecordError("%s.config.map: the map has no regions" % at)
     start = as_count(field(archive, "startedAtTick", at), at + ".startedAtTick")
     end = as_count(field(archive, "endedAtTick", at), at + ".endedAtTick")
+    planned = config.get("rounds")
+    if planned is not None:
+        as_count(planned, at + ".config.rounds")
     if end < start:
         raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
     agents = as_list(field(archive, "agents", at), at + ".agents")
@@ -395,7 +403,7 @@ def read_archive(archive, at):
     roster = set(ids)
     return {
         "engine": engine, "regions": width * height, "start": start, "end": end,
-        "rounds": end - start, "seats": seats,
+        "rounds": end - start, "planned": planned, "seats": seats,
         "metrics": read_metrics(archive.get("metrics"), roster, at + ".metrics"),
         "ledger": read_ledger_block(archive.get("ledger"), roster, at + ".ledger"),
         "exploration": read_exploration(archive.get("exploration"), roster, at + ".exploration"),
@@ -418,7 +426,17 @@ def read_agent(agent, at):
         "aggression": as_count(field(agent, "aggression", at), at + ".aggression"),
         "trained": sum_trained(trained, at + ".trained"),
         "inventory": as_quantities(field(agent, "inventory", at), at + ".inventory", False),
+        "meter": read_meter(agent.get("meter"), at + ".meter"),
     }
+
+
+def read_meter(meter, at):
+    if meter is None:
+        return None
+    out = {key: as_count(field(meter, key, at), "%s.%s" % (at, key))
+           for key in ("turns", "roundsSatOut", "errorTurns")}
+    out["spend"] = as_number(field(meter, "spend", at), at + ".spend")
+    return out
 
 
 def sum_trained(trained, at):
@@ -440,8 +458,9 @@ def read_metrics(block, roster, at):
         where = "%s.%s" % (at, agent)
         roster_key(agent, roster, where)
         as_object(entry, where)
-        out[agent] = {key: as_count(entry.get(key, 0), "%s.%s" % (where, key))
-                      for key in COUNTERS + ("message", "message_private")}
+        keys = COUNTERS + ("message", "message_private", "rest", "look")
+        out[agent] = {key: as_count(entry.get(key, 0), "%s.%s" % (where, key)) for key in keys}
+        out[agent]["seen"] = frozenset(key for key in keys if key in entry)
     return out
 
 
@@ -689,7 +708,7 @@ def read_card(card, at):
     if messages is not None:
         as_count(messages, at + ".raw.messagesSent")
     notes = [str(n) for n in as_list(card.get("notes", []), at + ".notes")]
-    return {"published": published, "messagesSent": messages, "notes": notes}
+    return {"published": published, "messagesSent": messages, "notes": notes, "status": card.get("status")}
 
 
 def read_match(source, version):
@@ -1402,6 +1421,260 @@ def print_summary(s, out):
                   s["checksAgree"], s["checksMade"]))
 
 
+# ------------------------------------------------------- a study end to end
+
+STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})/?\Z")
+MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 matches) has far fewer
+INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
+RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
+# The columns read, their forms (study.md §2), and where the match record holds each (records.md
+# §2.2-2.3): (column, form, block, key); block None: the study's own, read to find the record.
+TRIAL_COLUMNS = (
+    ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("match", r"m_[0-9a-f]{12}|", None, None),
+    ("metric", TEXT, None, None), ("rounds_played", INTEGER, "archive", "rounds"),
+    ("rounds_planned", INTEGER, "archive", "planned"), ("rubric", RUBRIC_FORM, "default", "rubric"),
+    ("value", DECIMAL, "focal", "value"))
+SEAT_COLUMNS = (
+    ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("seat", INTEGER, None, None),
+    ("focal", "true|false", None, None), ("rubric", RUBRIC_FORM, None, None),
+    ("name", TEXT, "agent", "name"), ("model", TEXT, "agent", "model"),
+    ("fitness_index", DECIMAL, "card", "fitnessIndex"), ("grade", TEXT, "card", "grade"),
+    ("rank", INTEGER, "card", "rank"), ("status", TEXT, "card", "status"),
+) + tuple((d, DECIMAL, "card", d) for d in DIMENSIONS) + tuple(
+    (c, DECIMAL if c == "spend" else INTEGER, "meter", k) for c, k in
+    zip(("turns", "rounds_sat_out", "error_turns", "spend"), ("turns", "roundsSatOut", "errorTurns", "spend"))
+) + tuple((c + "s", INTEGER, "metrics", k) for c, k in zip(
+    "rest look move gather craft build repair train trade attack raid message dormancie recoverie".split(),
+    "rest look move gather craft build repair train trade attack raid messages dormant awake".split())
+) + (("reputation", DECIMAL, "agent", "reputation"), ("aggression", INTEGER, "agent", "aggression"),
+     ("map_coverage", DECIMAL, "card", "mapCoverage"))
+SEAT_METRICS = dict({"fitness_index": "fitnessIndex", "rank": "rank", "map_coverage": "mapCoverage"},
+                    **{d: d for d in DIMENSIONS})
+
+
+def read_study_csv(raw, name, columns):
+    """The rows of trials.csv or seats.csv: only the columns read, each of its form."""
+    csv.field_size_limit(MAX_CSV_FIELD)
+    try:
+        reader = csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline=""), strict=True)
+        header, rows = next(reader, []), []
+        for column in (c for c, _, _, _ in columns if c not in header):
+            raise RecordError("%s line 1: no column %s" % (name, column))
+        for fields in reader:
+            at = "%s line %d" % (name, reader.line_num)
+            if len(fields) != len(header) or len(rows) == MAX_STUDY_ROWS:
+                raise RecordError("%s: %d fields, the header has %d (or past %d rows)"
+                                  % (at, len(fields), len(header), MAX_STUDY_ROWS))
+            row = {"line": reader.line_num}
+            for column, form, _, _ in columns:
+                value = row[column] = fields[header.index(column)]
+                if (value or column in ("trial", "arm", "seat")) and not re.fullmatch(form, value):
+                    raise RecordError("%s, column %s: %s is not of the form %s" % (at, column, shown(value), form))
+            rows.append(row)
+    except UnicodeDecodeError:
+        raise RecordError("%s: not UTF-8 text" % name)
+    except csv.Error as err:
+        raise RecordError("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
+    return rows
+
+
+def tie_row(row, name, columns, view):
+    """records.md §2.3: a field that holds a number equals the record's same number; text, the text."""
+    out = []
+    for column, form, block, key in columns:
+        if block not in view:
+            continue
+        value, record = row.get(column, ""), view[block].get(key)
+        if form in (INTEGER, DECIMAL):
+            ok = record is None if value == "" else record is not None and float(value) == record
+        else:
+            ok = value == ("" if record is None else record)
+        if not ok:
+            out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]), "arm": int(row["arm"]),
+                        "seat": int(row["seat"]) if "seat" in row else None, "column": column, "value": value,
+                        "record": None if record is None else text(record),
+                        "source": "report" if block in ("card", "default", "focal") else "archive"})
+    return out
+
+
+def tie_match(archive, reports, trials, seats):
+    """Every trials.csv and seats.csv field of this match's rows against its record."""
+    agents, metrics, out = archive["seats"], archive["metrics"] or {}, []
+    for row in seats:
+        n = int(row["seat"])
+        if not 1 <= n <= len(agents):  # a seat the roster lacks
+            out += tie_row(row, "seats.csv", (("seat", INTEGER, "roster", None),), {"roster": {}})
+            continue
+        agent, card = agents[n - 1], reports[row["rubric"] or None]["cards"][n - 1]
+        entry = metrics.get(agent["id"])
+        counts = {k: entry[k] for k in entry["seen"]} if entry else {}
+        if entry and entry["seen"] & {"message", "message_private"}:
+            counts["messages"] = entry["message"] + entry["message_private"]
+        out += tie_row(row, "seats.csv", SEAT_COLUMNS, {"agent": agent, "meter": agent["meter"] or {},
+                       "metrics": counts, "card": dict(card["published"], status=card["status"])})
+    for row in trials:
+        view = {"archive": archive, "default": reports["default"]}
+        mine = [s for s in seats if (s["trial"], s["arm"]) == (row["trial"], row["arm"])]
+        cards = reports[row["rubric"] or None]["cards"]
+        if row["metric"] in SEAT_METRICS and row["value"]:  # study.md §3, from the scorecards
+            focal = [cards[int(s["seat"]) - 1]["published"].get(SEAT_METRICS[row["metric"]])
+                     for s in mine if s["focal"] == "true" and 1 <= int(s["seat"]) <= len(cards)]
+            view["focal"] = {"value": hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None}
+        out += tie_row(row, "trials.csv", TRIAL_COLUMNS, view)
+        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # a seat with no row
+            out += tie_row(dict(row, seat=str(n), line=None), "seats.csv", (("row", TEXT, "roster", "row"),),
+                           {"roster": {"row": "roster seat"}})
+    return out
+
+
+def study_match(mid, trials, seats, args, folder):
+    """One match of the study: audited under each rubric its rows name, its rows tied to it."""
+    result = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in trials], "audits": [],
+              "rows": {"trials.csv": len(trials), "seats.csv": len(seats)}, "differences": []}
+    try:
+        source = SavedCopies(os.path.join(folder, mid)) if folder else Downloads(args.base, mid, args.save)
+        source.match_id = mid
+        versions = list(dict.fromkeys(r["rubric"] or None for r in trials + seats))
+        archive, report = read_match(source, versions[0])
+        reports = {versions[0]: report}
+        for v in versions[1:] + ([] if None in versions else [None]):
+            reports[v] = read_report(*source.report(v), archive["seats"], v)
+        for v in versions:
+            full = audit(archive, reports[v])
+            fi = [row["same"] for s in full["seats"] for row in s["figures"] if row["figure"] == "fitnessIndex"]
+            brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared",
+                                          "checksAgree", "checksMade")}
+            brief.update(fitnessIndex=[fi.count(True), len(fi)],
+                         checksFailed=[c for c in full["checks"] if not c["agrees"]],
+                         differs=[{"seat": i + 1, "figure": row["figure"], "published": row["published"],
+                                   "recomputed": row["recomputed"]} for i, s in enumerate(full["seats"])
+                                  for row in s["figures"] if row["same"] is False])
+            if full["exit"]:
+                out = io.StringIO()
+                print_audit(full, out)
+                brief.update(audit=full, text=out.getvalue())
+            result["audits"].append(brief)
+        result["differences"] = tie_match(archive, dict(reports, default={"rubric": reports[None]["rubric"]}),
+                                          trials, seats)
+    except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
+        return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
+                    "cannot read the record (%s: %s)" % (type(err).__name__, err))
+    result["exit"] = max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0])
+    return result
+
+
+def read_study(target, args):
+    """trials.csv and seats.csv, from a saved folder or the server, and the rows of each match."""
+    folder, files = target if os.path.isdir(target) else None, []
+    for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
+        if folder:
+            raw, _ = SavedCopies(folder).read((name,))
+        else:
+            url, path = STUDY_TARGET.match(target).groups()
+            args.base = url if url and not args.explicit_base else args.base
+            raw, _ = Downloads(args.base, "", args.save).get(args.base.rstrip("/") + path + "/" + name, name, (name,))
+        files.append(read_study_csv(raw, name, columns))
+    keys, groups = {}, {}
+    for name, rows, columns in (("trials.csv", files[0], ("trial", "arm")),
+                                ("seats.csv", files[1], ("trial", "arm", "seat"))):
+        for row in rows:
+            key = tuple(int(row[c]) for c in columns)
+            if key in keys or len(key) == 3 and key[:2] not in keys:
+                raise RecordError("%s line %d: %s appears twice, or has no trials.csv row" % (
+                    name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
+            keys[key] = []
+            keys[key[:2]].append(row)  # a trial's list: its trials.csv row, then its seats.csv rows
+    for row in files[0]:
+        if row["match"]:
+            group = groups.setdefault(row["match"], ([], []))
+            group[0].append(row)
+            group[1].extend(keys[(int(row["trial"]), int(row["arm"]))][1:])
+    return groups, folder
+
+
+def audit_study(target, args):
+    groups, folder = read_study(target, args)
+    results, tty = [], sys.stderr.isatty()
+    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        futures = [pool.submit(study_match, mid, t, s, args, folder) for mid, (t, s) in groups.items()]
+        for i, future in enumerate(futures):
+            if tty:
+                sys.stderr.write("\rmatch %d/%d " % (i + 1, len(futures)))
+                sys.stderr.flush()
+            result, futures[i] = future.result(), None
+            if tty:
+                sys.stderr.write("\r" + " " * 20 + "\r")
+            if "error" in result:
+                print(one_line("recompute.py: %s (trial %d arm %d): %s" % ((result["match"],) + tuple(
+                    result["trials"][0]) + (result["error"],))), file=sys.stderr)
+            if not args.json:
+                print_study_match(result, sys.stdout)
+            results.append(result)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    differences = [d for r in results for d in r["differences"]]
+    tied = {name: sum(r["rows"][name] for r in results if "error" not in r) for name in ("trials.csv", "seats.csv")}
+    fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
+    totals = {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
+              "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
+              "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": tied,
+              "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
+                                                    if d["file"] == name and d["line"]}) for name in tied},
+              "columnsDiffer": len(differences)}
+    status = max([r["exit"] for r in results] + [0])
+    if args.json:
+        json.dump({"study": target, "matches": results, "differences": differences,
+                   "summary": totals, "exit": status}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print_study_summary(totals, results, differences, sys.stdout)
+    return status
+
+
+def cut(value, width=20):
+    """A value or line from a record, escaped and cut to fit the terminal's 100 columns."""
+    value = one_line(value)
+    return value if len(value) <= width else value[:width - 3] + "..."
+
+
+def difference_line(d, with_line):
+    return cut("  %s(trial %d arm %d%s) %s: file %s, %s %s" % (
+        "%s line %s " % (d["file"], d["line"] or "(none)") if with_line else "", d["trial"], d["arm"],
+        "" if d["seat"] is None else " seat %d" % d["seat"], d["column"], cut(d["value"]) or "(empty)",
+        d["source"], cut(d["record"] or "(none)")), 100) + "\n"
+
+
+def print_study_match(result, out):
+    where = "trial %d arm %d" % tuple(result["trials"][0]) + (
+        " +%d" % (len(result["trials"]) - 1) if len(result["trials"]) > 1 else "")
+    for a in result["audits"]:
+        out.write("\n%s:\n%s\n" % (where, a["text"]) if "text" in a else cut(
+            "%s (%s) under %s: figures same %d of %d; checks agree %d of %d" % (
+                result["match"], where, a["rubric"], a["figuresSame"], a["figuresCompared"],
+                a["checksAgree"], a["checksMade"]), 100) + "\n")
+    out.writelines(difference_line(d, True) for d in result["differences"])
+
+
+def print_study_summary(t, results, differences, out):
+    out.write("\n%d matches, %d unreadable%s\n" % (
+        t["matches"], len(t["unreadable"]), (": " + ", ".join(t["unreadable"][:4])) if t["unreadable"] else ""))
+    out.write("matches that recompute: %d of %d; Fitness Index reproduced for %d of %d seats\n" % (
+        t["recompute"], t["matches"], t["fitnessIndexReproduced"], t["seats"]))
+    for r, a in ((r, a) for r in results for a in r["audits"]):
+        out.writelines("  %s seat %d %s: published %s, recomputed %s\n" % (r["match"], d["seat"], d["figure"],
+                       cut(text(d["published"])), cut(text(d["recomputed"]))) for d in a["differs"][:10])
+        if a["checksFailed"]:
+            out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
+    for name in ("trials.csv", "seats.csv"):
+        out.write("%s agrees with the records for %d of %d rows\n" % (name, t["rowsAgree"][name], t["rows"][name]))
+    if differences:
+        out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
+        out.writelines(difference_line(d, False) for d in differences[:10])
+
+
 # ------------------------------------------------------------------ main
 
 def one_line(message):
@@ -1435,13 +1708,22 @@ def parse_args(argv):
         prog="recompute.py",
         description="Recompute a daishi.ai match's published scores from its public record.")
     parser.add_argument("matches", nargs="+", metavar="MATCH_ID_OR_FOLDER",
-                        help="a match id (m_ + 12 hex digits) or a folder of saved copies")
-    parser.add_argument("--base", default=os.environ.get(BASE_ENV) or DEFAULT_BASE,
+                        help="a match id (m_ + 12 hex digits) or a folder of saved copies; or one study "
+                             "address (https://daishi.ai/u/<handle>/studies/<id>) or saved study folder")
+    parser.add_argument("--base", default=os.environ.get(BASE_ENV) or None,
                         help="server to download from (default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV))
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
     parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<match id>/")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    parser.add_argument("--jobs", type=int, default=4, metavar="N",
+                        help="a study: audit N matches at a time (1 to 16, default 4)")
     args = parser.parse_args(argv)
+    args.explicit_base, args.base = args.base is not None, args.base or DEFAULT_BASE
+    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv")) for t in args.matches)
+    if args.study and len(args.matches) > 1:
+        parser.error("a study is audited alone: give one study address or folder")
+    if not 1 <= args.jobs <= 16:
+        parser.error("--jobs must be from 1 to 16")
     scheme = urllib.parse.urlsplit(args.base).scheme
     if scheme not in ("http", "https") or not urllib.parse.urlsplit(args.base).netloc:
         parser.error("--base must be an http:// or https:// address, got %r" % args.base)
@@ -1450,6 +1732,15 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.study:
+        gc.disable()  # records are trees: collecting while logs load would only rescan them
+        try:
+            return audit_study(args.matches[0], args)
+        except RecordError as err:
+            print(one_line("recompute.py: %s: %s" % (args.matches[0], err)), file=sys.stderr)
+            return 2
+        finally:
+            gc.enable()
     results, failures = [], []
     for target in args.matches:
         try:
@@ -1475,8 +1766,14 @@ def main(argv=None):
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(2)
+    except KeyboardInterrupt:  # threads still waiting on the server are not waited for
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        print("interrupted", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(130)
     except BrokenPipeError:  # the reader stopped reading (`| head`): the audit was cut short
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(2)
