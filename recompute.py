@@ -708,7 +708,7 @@ def read_card(card, at):
     if messages is not None:
         as_count(messages, at + ".raw.messagesSent")
     notes = [str(n) for n in as_list(card.get("notes", []), at + ".notes")]
-    return {"published": published, "messagesSent": messages, "notes": notes, "status": card.get("status")}
+    return {"published": published, "messagesSent": messages, "notes": notes}
 
 
 def read_match(source, version):
@@ -1511,7 +1511,7 @@ def tie_match(archive, reports, trials, seats):
         if entry and entry["seen"] & {"message", "message_private"}:
             counts["messages"] = entry["message"] + entry["message_private"]
         out += tie_row(row, "seats.csv", SEAT_COLUMNS, {"agent": agent, "meter": agent["meter"] or {},
-                       "metrics": counts, "card": dict(card["published"], status=card["status"])})
+                       "metrics": counts, "card": card["published"]})
     for row in trials:
         view = {"archive": archive, "default": reports["default"]}
         mine = [s for s in seats if (s["trial"], s["arm"]) == (row["trial"], row["arm"])]
