@@ -218,7 +218,7 @@ class SavedCopies:
     def __init__(self, folder):
         self.folder, self.files = folder, {}
         self.match_id = self.rubric = None  # without saved.json a folder is whatever match it holds
-        self.saved_at = "an unknown time (no saved.json)"
+        self.saved_at = None
         if os.path.isfile(os.path.join(folder, "saved.json")):
             raw, name = self.read(("saved.json",))
             about = as_object(parse_json(raw, name), name)
@@ -1581,6 +1581,9 @@ def saved_files(folder):
     return sorted(out)
 
 
+ABSENT = object()
+
+
 def json_changes(old, new, path=""):
     """(path, old, new) for every value that differs between two JSON documents."""
     if isinstance(old, dict) and isinstance(new, dict):
@@ -1593,44 +1596,42 @@ def json_changes(old, new, path=""):
         return [c for i in range(max(len(old), len(new)))
                 for c in json_changes(old[i] if i < len(old) else ABSENT,
                                       new[i] if i < len(new) else ABSENT, "%s[%d]" % (path, i))]
-    return [] if type(old) is type(new) and repr(old) == repr(new) else [(path or "(the document)", old, new)]
-
-
-ABSENT = "(absent)"
+    return [] if type(old) is type(new) and repr(old) == repr(new) else [(path, old, new)]
 
 
 def against(source, old):
-    """Every file and field read now that differs from the earlier copy in `old`."""
+    """Every file and field read now that differs from the earlier copy in `old`:
+    the files read now, and the pages the copy has beside them."""
     changes = []
-    for rel in sorted(set(source.files) | set(saved_files(old))):
+    for rel in sorted(set(source.files) | {f for f in saved_files(old) if f.startswith("export/")}):
         path = os.path.join(old, *rel.split("/"))
         try:
             with open(path, "rb") as f:
                 before = f.read(MAX_RESPONSE_BYTES + 1)
         except OSError:
-            before = None
-        now = source.files.get(rel)
-        if before is None or now is None:
-            changes.append({"file": rel, "path": "", "old": None if before is None else "(the file)",
-                            "new": None if now is None else "(the file)"})
-            continue
+            before = ABSENT
+        now = source.files.get(rel, ABSENT)
         try:
-            found = json_changes(parse_json(before, path), parse_json(now, rel))
+            found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])
         except RecordError:
-            found = [] if before == now else [("(the file, not JSON)", "(bytes)", "(other bytes)")]
-        changes += [{"file": rel, "path": p, "old": a, "new": b} for p, a, b in found]
+            found = [] if before == now else [("(not JSON)", "(bytes)", "(other bytes)")]
+        changes += [{"file": rel, "path": p, "change": "added" if a is ABSENT else "removed" if b is ABSENT
+                     else "changed", "old": None if a is ABSENT else a, "new": None if b is ABSENT else b}
+                    for p, a, b in found]
     return changes
 
 
 def print_against(w, old, saved_at, changes):
+    saved_at = saved_at or "an unknown time (no saved.json)"
     if not changes:
         put(w, "unchanged since %s (%s)" % (saved_at, text(old)))
         return
     put(w, "CHANGED since %s (%s): %d change%s" % (saved_at, text(old), len(changes),
                                                     "" if len(changes) == 1 else "s"))
     for c in changes[:40]:
-        put(w, "  %s %s: %s -> %s" % (c["file"], text(c["path"]), cut(shown(c["old"]), 40),
-                                      cut(shown(c["new"]), 40)))
+        put(w, "  %s %s: %s -> %s" % (c["file"], text(c["path"] or "(the file)"),
+                                      "(absent)" if c["change"] == "added" else cut(shown(c["old"]), 40),
+                                      "(absent)" if c["change"] == "removed" else cut(shown(c["new"]), 40)))
     if len(changes) > 40:
         w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
 
@@ -1721,8 +1722,7 @@ def main(argv=None):
     try:
         args = parse_args(argv)
     except RecordError as err:
-        return fail(None, "--json" in argv, "usage: recompute.py [options] MATCH ...; "
-                    "recompute.py --help lists them: %s" % err)
+        return fail(None, "--json" in argv, "%s (see recompute.py --help)" % err)
     results, failures, changes, sources = [], [], None, []
     for target in args.matches:
         try:
@@ -1731,10 +1731,13 @@ def main(argv=None):
             failures.append(failure(target.strip(), err))
     blocks = len(sources) + len(failures)
     if args.against is not None:
-        if blocks != 1 or folder_holds(args.against) != "match":
+        if blocks != 1 or not os.path.isdir(args.against) or folder_holds(args.against) != "match":
             return fail(args, args.json, "--against compares one match with one saved copy (a folder "
                         "holding export/ and report.json): %s" % shown(args.against))
-        old = SavedCopies(args.against)
+        try:
+            old = SavedCopies(args.against)
+        except RecordError as err:
+            return fail(args, args.json, "--against: %s" % err)
         args.rubric = args.rubric or old.rubric
     for label, source in sources:
         try:
@@ -1743,6 +1746,9 @@ def main(argv=None):
             failures.append(failure(label, err))
             continue
         if args.against is not None:
+            if old.match_id not in (None, result["matchId"]):
+                return fail(args, args.json, "--against: %s is a copy of %s, not of %s"
+                            % (args.against, old.match_id, result["matchId"]))
             changes = against(source, args.against)
             result["exit"] = max(result["exit"], 1 if changes else 0)
         results.append(result)
