@@ -14,14 +14,16 @@ Run it:
 
     python3 recompute.py m_aa6f85fab659            # download and audit a match
     python3 recompute.py m_aa6f85fab659 --save d   # ... keeping what it read in d/
-    python3 recompute.py d/m_aa6f85fab659          # re-audit the saved copies offline
+    python3 recompute.py d                         # re-audit the saved copies offline
     python3 recompute.py --rubric 2.2 m_aa6f85fab659
     python3 recompute.py --base http://127.0.0.1:8000 m_aa6f85fab659 m_...
 
 Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the
-report under version V, --save DIR keeps the downloads, --json prints one JSON
-document. Exit status: 0 every figure matches and every check agrees, 1 a
-figure differs or a check fails, 2 a record cannot be read.
+report under version V, --save DIR keeps the downloads (and saved.json),
+--against OLD lists what changed since a saved copy, --all prints a row per
+figure, --json prints one JSON document. Exit status: 0 every figure matches
+and every check agrees, 1 a figure differs, a check fails or the record
+changed, 2 a record cannot be read, 130 interrupted.
 
 Python 3.9 or later, standard library only.
 """
