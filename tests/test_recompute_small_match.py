@@ -115,15 +115,15 @@ def test_status_is_a_figure_and_exploration_lists_every_seat():
     report["scorecards"][1]["status"] = "dead"          # the archive's a_2 is active
     page["archive"]["exploration"] = {"regions": 100, "agents": {"a_1": {"visited": 3, "coverage": 0.03}}}
     result = rc.audit(*rc.read_match(Pages(page, report), None))
-    status = [[(r["published"], r["recomputed"], r["same"]) for r in s["figures"] if r["figure"] == "status"]
+    status = [[(r["published"], r["recomputed"], r["same"]) for r in s["figures"] if r["key"]["figure"] == "status"]
               for s in result["seats"]]
     assert status == [[("active", "active", True)], [("dead", "active", False)]]
-    explored = [(c["name"], c["agrees"]) for c in result["checks"] if c["name"].startswith("exploration")]
+    explored = [(c["check"], c["agrees"]) for c in result["checks"] if c["check"].startswith("exploration")]
     assert explored == [("exploration a_2", False), ("exploration a_1.visited", True),
                         ("exploration a_1.coverage", True)]
     assert result["exit"] == 1
     report["scorecards"][1]["status"] = "active"        # the block lists both seats: every check agrees
     page["archive"]["exploration"]["agents"]["a_2"] = {"visited": 1, "coverage": 0.01}
     result = rc.audit(*rc.read_match(Pages(page, report), None))
-    assert [c["agrees"] for c in result["checks"] if c["name"].startswith("exploration")] == [True] * 4
-    assert [r["figure"] for r in result["seats"][0]["figures"]][:3] == ["wealth", "status", "rank"]
+    assert [c["agrees"] for c in result["checks"] if c["check"].startswith("exploration")] == [True] * 4
+    assert [r["key"]["figure"] for r in result["seats"][0]["figures"]][:3] == ["wealth", "status", "rank"]

@@ -161,7 +161,7 @@ def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):
     with Platform(root, FIXTURES) as platform:
         out = run(platform, STUDY)
     assert out.returncode == 2
-    assert out.stderr == "recompute.py: m_000000000000 (trial 2 arm 0): export page 1: 404 not found: not found\n"
+    assert out.stderr == "recompute.py: m_000000000000 (trial 2 arm 0): export page 1: 404 not found\n"
     assert "\n6 matches, 1 unreadable: m_000000000000\n" in out.stdout
     assert "matches that recompute: 5 of 6; Fitness Index reproduced for 20 of 20 seats\n" in out.stdout
 
