@@ -14,20 +14,27 @@ Run it:
 
     python3 recompute.py m_aa6f85fab659            # download and audit a match
     python3 recompute.py m_aa6f85fab659 --save d   # ... keeping what it read in d/
-    python3 recompute.py d/m_aa6f85fab659          # re-audit the saved copies offline
+    python3 recompute.py d                         # re-audit the saved copies offline
     python3 recompute.py --rubric 2.2 m_aa6f85fab659
     python3 recompute.py --base http://127.0.0.1:8000 m_aa6f85fab659 m_...
+    python3 recompute.py https://daishi.ai/u/kim/studies/s_0a1b2c3d  # a study end to end
 
 Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the
-report under version V, --save DIR keeps the downloads, --json prints one JSON
-document. Exit status: 0 every figure matches and every check agrees, 1 a
-figure differs or a check fails, 2 a record cannot be read, 130 Ctrl-C, 141
-stdout closed. A request ends 30 s after it began (DAISHI_TIMEOUT), a retry included.
+report under version V, --save DIR keeps the downloads (and saved.json),
+--against OLD lists what changed since a saved copy, --all prints a row per
+figure, --json prints one JSON document, --jobs N audits a study's matches N
+at a time. Exit status: 0 every figure matches and every check agrees, 1 a
+figure differs, a check fails or the record changed, 2 a record cannot be
+read, 130 interrupted (Ctrl-C), 141 stdout closed. A request ends 30 s after
+it began (DAISHI_TIMEOUT), a retry included.
 
 Python 3.9 or later, standard library only.
 """
 import argparse
+import csv
 import gc
+import hashlib
+import io
 import http.client
 import json
 import math
@@ -45,6 +52,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from bisect import bisect_right
+from concurrent.futures import ThreadPoolExecutor
 from heapq import merge
 from itertools import chain
 
@@ -166,29 +174,24 @@ def parse_json(raw, name):
 class Downloads:
     """Reads a match's export pages and report from the platform."""
 
-    def __init__(self, base, match_id, save_dir):
+    rubric = None
+
+    def __init__(self, base, match_id, save_dir, base_named="--base"):
         self.base = base.rstrip("/")
         self.origin = urllib.parse.urlsplit(self.base)[:2]
         self.match_id = match_id
-        self.save_dir = save_dir
-        self.opener = urllib.request.build_opener(SameOriginRedirects(self.origin), DeadlineHandler())
+        self.save_dir, self.saved, self.files = save_dir, {}, {}
+        redirects = SameOriginRedirects(self.origin)
+        redirects.named = base_named
+        self.opener = urllib.request.build_opener(redirects, DeadlineHandler())
         self.end = time.monotonic() + DOWNLOAD_SECONDS
+        if save_dir is not None and match_id and os.path.lexists(os.path.join(save_dir, match_id)):
+            raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
+                              % (os.path.join(save_dir, match_id), match_id))
 
     def page(self, number):
         url = "%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number)
-        got = self.get(url, "export page %d" % number, ("export", "%d.json" % number))
-        if number == 1 and self.save_dir is not None:  # saved, so DIR/<id> is a folder, no link
-            # The report is saved last: a save cut short must not pair new pages with an old report.
-            folder = os.path.join(self.save_dir, self.match_id)
-            stale = [os.path.join(folder, "report.json")]
-            if not os.path.islink(os.path.join(folder, "report")):
-                stale += [os.path.join(folder, "report", v + ".json") for v in RUBRICS]
-            for path in stale:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-        return got
+        return self.get(url, "export page %d" % number, ("export", "%d.json" % number))
 
     def report(self, version):
         url = "%s/api/matches/%s/report" % (self.base, self.match_id)
@@ -198,15 +201,36 @@ class Downloads:
         return self.get(url, "report (rubric %s)" % version, ("report", version + ".json"))
 
     def get(self, url, what, save_as):
-        raw = http_get(self.opener, url, what, self.end)
-        if self.save_dir is not None:
-            # Every name here is the script's own: the match id was checked, save_as is fixed.
-            try:
-                save_copy(self.save_dir, (self.match_id,) + save_as, raw)
-            except OSError as err:
-                raise RecordError("--save: cannot write %s under %s (%s)"
-                                  % ("/".join(save_as), self.save_dir, err.strerror or err))
+        try:
+            raw = http_get(self.opener, url, what, self.end)
+        except RecordError as err:
+            if getattr(err, "status", None) == 409:  # kept, so the copy says it was still playing
+                self.keep(("playing.json",), err.body)
+            raise
+        self.files["/".join(save_as)] = raw
+        self.keep(save_as, raw)
         return raw, what
+
+    def keep(self, save_as, raw):
+        if self.save_dir is None:
+            return
+        # Every name here is the script's own: the match id was checked, save_as is fixed.
+        try:
+            save_copy(self.save_dir, (self.match_id,) + save_as if self.match_id else save_as, raw)
+        except OSError as err:
+            raise RecordError("--save: cannot write %s under %s (%s)"
+                              % ("/".join(save_as), self.save_dir, err.strerror or err))
+        self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
+
+    def write_saved(self, rubric):
+        """saved.json: where and when the copy came from, and each file's sha256."""
+        about = {"kind": "match", "matchId": self.match_id, "source": "%s/api/matches/%s" % (self.base, self.match_id),
+                 "savedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rubric": rubric,
+                 "sha256": self.saved}
+        self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
+
+
+PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
 
 
 def save_copy(directory, parts, body):
@@ -222,6 +246,7 @@ def save_copy(directory, parts, body):
         if os.path.islink(directory) or not os.path.isdir(directory):
             raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
+    PARTS.add(temporary)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(body)
@@ -230,17 +255,33 @@ def save_copy(directory, parts, body):
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+    finally:
+        PARTS.discard(temporary)
 
 
 class SavedCopies:
-    """Reads the same files from a folder laid out as --save writes them."""
-
-    match_id = None  # a folder is whatever match it holds
+    """Reads the same files from a folder laid out as --save writes them, and
+    saved.json where --save wrote one: the match, the rubric asked for, the time."""
 
     def __init__(self, folder):
-        self.folder = folder
+        self.folder, self.files = folder, {}
+        self.match_id = self.rubric = None  # without saved.json a folder is whatever match it holds
+        self.saved_at = None
+        if os.path.isfile(os.path.join(folder, "saved.json")):
+            raw, name = self.read(("saved.json",))
+            about = as_object(parse_json(raw, name), name)
+            self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
+            self.rubric = field(about, "rubric", name)
+            if self.rubric is not None and self.rubric not in RUBRICS:
+                raise RecordError("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
+            self.match_id = field(about, "matchId", name)
+            if not isinstance(self.match_id, str) or not MATCH_ID.match(self.match_id):
+                raise RecordError("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
 
     def page(self, number):
+        playing = os.path.join(self.folder, "playing.json")
+        if number == 1 and os.path.isfile(playing):
+            raise RecordError("%s: %s" % (playing, failure_text(409, self.read(("playing.json",))[0], "")))
         return self.read(("export", "%d.json" % number))
 
     def report(self, version):
@@ -255,6 +296,7 @@ class SavedCopies:
             raise RecordError("%s: cannot read (%s)" % (path, err.strerror or err))
         if len(raw) > MAX_RESPONSE_BYTES:
             raise RecordError("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
+        self.files["/".join(parts)] = raw
         return raw, path
 
 
@@ -266,12 +308,12 @@ class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if urllib.parse.urlsplit(newurl)[:2] != self.origin:
-            raise RecordError("%s redirects to %s, another server than --base names"
-                              % (req.full_url, newurl))
+            raise RecordError("%s redirects to %s, another server than %s names"
+                              % (req.full_url, newurl, getattr(self, "named", "--base")))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
+WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
 
 
 class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
@@ -294,12 +336,12 @@ class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
 
 
 def watch(sock):
-    WATCHED.append(sock.dup())
+    WATCHED.sockets.append(sock.dup())
     return sock
 
 
-def shut_watched():
-    for sock in WATCHED:
+def shut_watched(sockets):
+    for sock in sockets:
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -309,7 +351,8 @@ def shut_watched():
 def http_get(opener, url, what, end=math.inf):
     """GET within one deadline (a retry after a server error included) and a size cap."""
     deadline = min(time.monotonic() + TIMEOUT_SECONDS, end)
-    timer = threading.Timer(max(deadline - time.monotonic(), 0), shut_watched)
+    sockets = WATCHED.sockets = []
+    timer = threading.Timer(max(deadline - time.monotonic(), 0), shut_watched, (sockets,))
     timer.daemon = True
     timer.start()
     retries = 0
@@ -326,7 +369,9 @@ def http_get(opener, url, what, end=math.inf):
                     continue
                 if time.monotonic() >= deadline:
                     raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
-                raise RecordError("%s: %s" % (what, failure))
+                failure = RecordError("%s: %s" % (what, failure))
+                failure.status, failure.body = err.code, err.body
+                raise failure
             except RecordError:
                 raise
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
@@ -336,9 +381,8 @@ def http_get(opener, url, what, end=math.inf):
                 raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
     finally:
         timer.cancel()
-        for sock in WATCHED:
+        for sock in sockets:
             sock.close()
-        del WATCHED[:]
 
 
 def read_capped(response, url, deadline):
@@ -362,12 +406,22 @@ def read_capped(response, url, deadline):
 def http_failure(err):
     """The platform's own reason where its answer carries one (read within the deadline)."""
     try:
-        reason = json.loads(err.read(65536).decode("utf-8")).get("reason")
-    except (ValueError, AttributeError, OSError, UnicodeDecodeError, http.client.HTTPException):
+        err.body = err.read(65536) or b""
+    except (AttributeError, OSError, http.client.HTTPException):
+        err.body = b""
+    return failure_text(err.code, err.body, err.reason)
+
+
+def failure_text(code, body, fallback):
+    """`409 the match is still playing: <reason>`, saying a thing once."""
+    try:
+        reason = json.loads(body.decode("utf-8")).get("reason")
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         reason = None
-    meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}
-    text = "%d %s" % (err.code, meaning.get(err.code, err.reason))
-    return text + (": " + reason if isinstance(reason, str) else "")
+    meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
+    if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
+        return "%d %s" % (code, meaning)
+    return "%d %s" % (code, reason) if meaning.lower() in reason.lower() else "%d %s: %s" % (code, meaning, reason)
 
 
 # Field checks (rubric.md §11). `at` names the file and field for the error.
@@ -436,10 +490,18 @@ def read_pages(source):
     raw, name = source.page(1)
     first = check_page(parse_json(raw, name), 1, None, name)
     pages, names = [first], [name]
-    for number in range(2, first["pageCount"] + 1):
-        raw, name = source.page(number)
-        pages.append(check_page(parse_json(raw, name), number, first, name))
-        names.append(name)
+    tell = isinstance(source, Downloads) and first["pageCount"] > 1 and sys.stderr.isatty()
+    try:
+        for number in range(2, first["pageCount"] + 1):
+            if tell:  # progress on a terminal only: `\r` rewrites the line, cleared at the end
+                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, first["pageCount"]))
+                sys.stderr.flush()
+            raw, name = source.page(number)
+            pages.append(check_page(parse_json(raw, name), number, first, name))
+            names.append(name)
+    finally:
+        if tell:
+            sys.stderr.write("\r\x1b[K")
     return pages, names
 
 
@@ -477,6 +539,9 @@ def read_archive(archive, at):
         raise RecordError("%s.config.map: the map has no regions" % at)
     start = as_count(field(archive, "startedAtTick", at), at + ".startedAtTick")
     end = as_count(field(archive, "endedAtTick", at), at + ".endedAtTick")
+    planned = config.get("rounds")
+    if planned is not None:
+        as_count(planned, at + ".config.rounds")
     if end < start:
         raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
     agents = as_list(field(archive, "agents", at), at + ".agents")
@@ -489,7 +554,7 @@ def read_archive(archive, at):
     roster = set(ids)
     return {
         "engine": engine, "regions": width * height, "start": start, "end": end,
-        "rounds": end - start, "seats": seats,
+        "rounds": end - start, "planned": planned, "seats": seats,
         "metrics": read_metrics(archive.get("metrics"), roster, at + ".metrics"),
         "ledger": read_ledger_block(archive.get("ledger"), roster, at + ".ledger"),
         "exploration": read_exploration(archive.get("exploration"), roster, at + ".exploration"),
@@ -512,7 +577,17 @@ def read_agent(agent, at):
         "aggression": as_count(field(agent, "aggression", at), at + ".aggression"),
         "trained": sum_trained(trained, at + ".trained"),
         "inventory": as_quantities(field(agent, "inventory", at), at + ".inventory", False),
+        "meter": read_meter(agent.get("meter"), at + ".meter"),
     }
+
+
+def read_meter(meter, at):
+    if meter is None:
+        return None
+    out = {key: as_count(field(meter, key, at), "%s.%s" % (at, key))
+           for key in ("turns", "roundsSatOut", "errorTurns")}
+    out["spend"] = as_number(field(meter, "spend", at), at + ".spend")
+    return out
 
 
 def sum_trained(trained, at):
@@ -534,8 +609,9 @@ def read_metrics(block, roster, at):
         where = "%s.%s" % (at, agent)
         roster_key(agent, roster, where)
         as_object(entry, where)
-        out[agent] = {key: as_count(entry.get(key, 0), "%s.%s" % (where, key))
-                      for key in COUNTERS + ("message", "message_private")}
+        keys = COUNTERS + ("message", "message_private", "rest", "look")
+        out[agent] = {key: as_count(entry.get(key, 0), "%s.%s" % (where, key)) for key in keys}
+        out[agent]["seen"] = frozenset(key for key in keys if key in entry)
     return out
 
 
@@ -766,6 +842,7 @@ def read_card(card, at):
         raise RecordError("%s.rank: expected an integer >= 1, got %s" % (at, shown(rank)))
     published = {
         "wealth": as_number(field(card, "wealth", at), at + ".wealth"),
+        "status": as_text(field(card, "status", at), at + ".status"),
         "rank": rank,
         "fitnessIndex": as_number(field(card, "fitnessIndex", at), at + ".fitnessIndex"),
         "grade": as_text(field(card, "grade", at), at + ".grade"),
@@ -1249,7 +1326,7 @@ def recompute(archive, report):
         )
         index = fitness_index(dims)
         figures = {
-            "wealth": seat["wealth"], "rank": seat_ranks[i], "fitnessIndex": index,
+            "wealth": seat["wealth"], "status": seat["status"], "rank": seat_ranks[i], "fitnessIndex": index,
             "grade": grade_of(index, dims, rubric),
             "achievements": achievements(seat, row["wealth"], row["rep"], coverage[seat["id"]],
                                          reads_map, rounds),
@@ -1282,6 +1359,8 @@ def block_checks(archive, counters, visited, ledger, values):
     if block is not None:
         checks.extend(ledger_checks(block, ledger, archive["seats"]))
     if archive["exploration"] is not None:
+        for sid in [seat["id"] for seat in archive["seats"] if seat["id"] not in archive["exploration"]]:
+            checks.append(check("exploration %s" % sid, "absent", "present"))  # the block lists every seat
         for sid, entry in archive["exploration"].items():
             checks.append(check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])))
             checks.append(check("exploration %s.coverage" % sid, entry["coverage"],
@@ -1311,17 +1390,34 @@ def ledger_checks(block, ledger, seats):
 
 
 def check(name, stamped, replayed):
-    return {"name": name, "stamped": stamped, "replayed": replayed, "agrees": stamped == replayed}
+    return {"check": name, "agrees": stamped == replayed, "published": stamped, "recomputed": replayed}
 
 
 # ------------------------------------------------------------- reporting
 
-FIGURE_ORDER = ("wealth", "rank", "survival", "economy", "social", "adaptation",
+FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation",
                 "competitiveness", "fitnessIndex", "grade", "achievements", "mapCoverage",
                 "indexWealth", "indexReputation", "circularReputation", "circularEstimated")
+# The decimals each figure is published to: a difference is counted in units of the last.
+PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, rank=0, mapCoverage=3,
+              indexWealth=3, indexReputation=3, circularReputation=3, **{"wealth replay": 2})
+COLUMNS = {"survival": "survive", "adaptation": "adapt", "competitiveness": "compete",
+           "fitnessIndex": "index", "mapCoverage": "coverage", "indexWealth": "idxWealth",
+           "indexReputation": "idxRep", "circularReputation": "circular",
+           "circularEstimated": "estimated", "wealth replay": "replay"}
+WIDTH = 100  # no printed line is wider
 
 
-def compare_seat(seat, card, result, errata, has_events):
+def figure_row(match, sid, name, published, recomputed, same):
+    d = None
+    if not same and type(published) in (int, float) and type(recomputed) in (int, float):
+        d = (recomputed - published) * 10 ** PLACES.get(name, 0)
+        d = int(math.floor(d + 0.5)) if math.isfinite(d) and abs(d) < EXACT_INTEGERS else None
+    return {"key": {"match": match, "seat": sid, "figure": name}, "label": "%s %s" % (sid, name),
+            "published": published, "recomputed": recomputed, "same": same, "difference": d}
+
+
+def compare_seat(match, seat, card, result, errata, has_events):
     """The seat's figures, published beside recomputed; the wealth replay."""
     published, mine = card["published"], result["figures"]
     rows = []
@@ -1331,13 +1427,13 @@ def compare_seat(seat, card, result, errata, has_events):
         if name not in mine and name not in published:
             continue
         theirs = published.get(name)
-        rows.append({"figure": name, "published": theirs, "recomputed": mine.get(name),
-                     "same": name in published and name in mine and same_value(theirs, mine[name])})
-    rows.append(replay_row(seat, result, errata, has_events))
+        rows.append(figure_row(match, seat["id"], name, theirs, mine.get(name),
+                               name in published and name in mine and same_value(theirs, mine[name])))
+    rows.append(replay_row(match, seat, result, errata, has_events))
     return rows
 
 
-def replay_row(seat, result, errata, has_events):
+def replay_row(match, seat, result, errata, has_events):
     """The replayed wealth against the archive's (§2.3).
 
     Without an event log the replay sees the inventory only. Structures only
@@ -1345,17 +1441,18 @@ def replay_row(seat, result, errata, has_events):
     not a difference but a part of the wealth the record cannot show: it is
     left out of the count and listed as taken on trust.
     """
-    row = {"figure": "wealth replay", "published": seat["wealth"], "recomputed": result["replay"],
-           "same": result["replay"] == seat["wealth"]}
+    row = figure_row(match, seat["id"], "wealth replay", seat["wealth"], result["replay"],
+                     result["replay"] == seat["wealth"])
     corrected = result["replayWithoutErrata"]
     if corrected is not None and corrected != result["replay"]:
         # The errata's events move this seat's wealth: say which reading the archive's matches.
         row.update(asLogged=result["replay"], withoutErrata=corrected,
                    errata=[e["id"] for e in errata if e["events"]])
         if not row["same"] and corrected == seat["wealth"]:
-            row.update(same=True, recomputed=corrected, explained=True)
+            row.update(same=True, recomputed=corrected, difference=None, explained=True)
     elif not row["same"] and not has_events and result["replay"] < seat["wealth"]:
-        row.update(same=None, uncounted="inventory only: no event log shows the structures")
+        row.update(same=None, difference=None,
+                   uncounted="inventory only: no event log shows the structures")
     return row
 
 
@@ -1379,11 +1476,11 @@ def ledger_source(ledger):
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
     results, checks, notes, ledger = recompute(archive, report)
-    seats = []
+    seats, mid = [], archive["id"]
     for seat, card, result in zip(archive["seats"], report["cards"], results):
         seats.append({
             "agentId": seat["id"], "name": seat["name"], "model": seat["model"],
-            "figures": compare_seat(seat, card, result, archive["errata"], bool(archive["events"])),
+            "figures": compare_seat(mid, seat, card, result, archive["errata"], bool(archive["events"])),
             "notRecorded": result["notRecorded"], "notes": card["notes"],
             "messagesSent": card["messagesSent"],
         })
@@ -1399,7 +1496,7 @@ def audit(archive, report):
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
     return {
         "ledger": ledger_source(ledger),
-        "matchId": archive["id"], "rubric": report["rubric"], "rubricReason": report["reason"],
+        "matchId": mid, "rubric": report["rubric"], "rubricReason": report["reason"],
         "engine": archive["engine"], "rounds": archive["rounds"], "events": len(archive["events"]),
         "errata": archive["errata"], "seats": seats, "checks": checks, "notes": notes,
         "figuresSame": same, "figuresCompared": len(figures),
@@ -1409,86 +1506,504 @@ def audit(archive, report):
 
 
 def text(value):
+    """A value as printed; what a record or server sent is escaped to stay on its line."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return ",".join(value) if value else "-"
+        return ",".join(text(v) for v in value) if value else "-"
     if value is None:
         return "(none)"
-    return repr(value) if isinstance(value, float) else str(value)
+    return repr(value) if isinstance(value, float) else one_line(str(value))
 
 
-def print_audit(result, out):
-    def w(form, *values):  # every string a record holds is shown through one_line
-        out.write(form % tuple(one_line(v) if isinstance(v, str) else v for v in values))
-    w("%s  rubric %s  engine %s  %d rounds  %d seats  %d events\n", result["matchId"], result["rubric"],
-      result["engine"], result["rounds"], len(result["seats"]), result["events"])
+def cut(s, width):
+    return s if len(s) <= width else s[:width - 3] + "..."
+
+
+def put(w, line):
+    """One line, escaped, wrapped at WIDTH; a wrapped line ends with ` \\` and goes on indented."""
+    line = one_line(line, len(line))
+    while len(line) > WIDTH:
+        at = line.rfind(" ", 8, WIDTH - 1)
+        at = at if at > 8 else WIDTH - 2
+        w(line[:at].rstrip() + " \\\n")
+        line = "    " + line[at:].lstrip()
+    w(line + "\n")
+
+
+def cell(row):
+    if row["same"]:
+        return cut(text(row["recomputed"]), 48)
+    pair = cut(text(row["published"]), 20) + "/" + cut(text(row["recomputed"]), 20)
+    return pair if row["same"] is False else "(%s)" % pair
+
+
+def print_table(w, seats):
+    """A row per seat, a column per figure; split into several tables to fit WIDTH."""
+    names = []
+    for seat in seats:
+        names += [r["key"]["figure"] for r in seat["figures"] if r["key"]["figure"] not in names]
+    cols = [(COLUMNS.get(n, n), [next((cell(r) for r in s["figures"] if r["key"]["figure"] == n), "-")
+                                 for s in seats]) for n in names]
+    cols += [("name", [cut(text(s["name"]), 24) for s in seats]),
+             ("model", [cut(text(s["model"]), 30) for s in seats])]
+    first = ("seat", [cut(text(s["agentId"]), 24) for s in seats])
+    width = lambda col: max(len(c) for c in [col[0]] + col[1])  # noqa: E731
+    chunks = [[]]
+    for col in cols:
+        if chunks[-1] and width(first) + sum(2 + width(c) for c in chunks[-1] + [col]) > WIDTH:
+            chunks.append([])
+        chunks[-1].append(col)
+    for chunk in chunks:
+        chunk = [first] + chunk
+        for i in range(len(seats) + 1):
+            w("  ".join((c[0] if i == 0 else c[1][i - 1]).ljust(width(c)) for c in chunk).rstrip() + "\n")
+    if any(r["same"] is not True for s in seats for r in s["figures"]):
+        w("a/b: published a, recomputed b where they differ; (a/b): shown, not compared\n")
+
+
+def print_rows(w, seats):
+    """--all: every figure of every seat on its own row."""
+    for seat in seats:
+        w("\n")
+        put(w, "%s  %s  %s%s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]),
+                                 "  (counters not recorded)" if seat["notRecorded"] else ""))
+        w("  %-19s %-24s recomputed\n" % ("figure", "published"))
+        for row in seat["figures"]:
+            verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
+            if row["difference"] is not None:
+                verdict += " %+d" % row["difference"]
+            w("  %-19s %-24s %-24s %s\n" % (row["key"]["figure"], cut(text(row["published"]), 24),
+                                             cut(text(row["recomputed"]), 24), verdict))
+
+
+def print_audit(result, out, rows=False, batch=False):
+    w = out.write
+    put(w, "%s  rubric %s  engine %s  %d rounds  %d seats  %d events" % (
+        result["matchId"], result["rubric"], text(result["engine"]), result["rounds"],
+        len(result["seats"]), result["events"]))
+    if batch and result["source"] != result["matchId"]:
+        put(w, "  read from %s" % text(result["source"]))
     if result["rubricReason"]:
-        w("  read under %s: %s\n", result["rubric"], result["rubricReason"])
-    w("trade ledger: %s\n", result["ledger"])
+        put(w, "  read under %s: %s" % (result["rubric"], text(result["rubricReason"])))
+    put(w, "trade ledger: %s" % result["ledger"])
+    if rows:
+        print_rows(w, result["seats"])
+    else:
+        w("\n")
+        print_table(w, result["seats"])
+    w("\n")
+    for seat in result["seats"]:
+        for row in seat["figures"]:
+            if row["same"] is False:
+                d = row["difference"]
+                put(w, "DIFFERS %s: published %s, recomputed %s%s" % (
+                    text(row["label"]), text(row["published"]), text(row["recomputed"]),
+                    "" if d is None else ", %+d in the last place" % d))
+            if "withoutErrata" in row:
+                erratum = ", ".join(text(e) for e in row["errata"])
+                reading = ("explained by " + erratum if row.get("explained") else
+                           "the archive's is the log as logged" if row["same"] else "the archive's is neither")
+                put(w, "%s: as logged %s; without %s's events %s: %s" % (
+                    text(row["label"]), text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
+            if row.get("uncounted"):
+                put(w, "%s not compared: %s" % (text(row["label"]), row["uncounted"]))
+        notes = (["counters not recorded"] if seat["notRecorded"] and not rows else []) + seat["notes"]
+        if notes:
+            put(w, "%s: %s" % (text(seat["agentId"]), "; ".join(text(n) for n in notes)))
+    for c in result["checks"]:
+        if not c["agrees"]:
+            put(w, "check FAILS: %s: archive says %s, events give %s"
+                % (text(c["check"]), text(c["published"]), text(c["recomputed"])))
+    for note in result["notes"]:
+        put(w, "note: %s" % text(note))
     if not result["errata"]:
         w("errata: none\n")
     for e in result["errata"]:
-        w("erratum %s: %s\n  events %s; seats %s; affects %s; scores depend on them: %s\n", e["id"], e["title"],
-          shorten(e["events"]), text(e["agents"]), text(e["affects"]), text(e["scoresDepend"]))
-    for seat in result["seats"]:
-        w("\n%s  %s  %s%s\n", seat["agentId"], seat["name"], seat["model"],
-          "  (counters not recorded)" if seat["notRecorded"] else "")
-        w("  %-19s %-24s %-24s\n", "figure", "published", "recomputed")
-        for row in seat["figures"]:
-            verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
-            w("  %-19s %-24s %-24s %s\n", row["figure"], text(row["published"]), text(row["recomputed"]), verdict)
-            if "withoutErrata" in row:
-                erratum = ", ".join(row["errata"])
-                reading = ("explained by " + erratum if row.get("explained") else
-                           "the archive's is the log as logged" if row["same"] else "the archive's is neither")
-                w("    as logged %s; without %s's events %s: %s\n",
-                  text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading)
-            if row.get("uncounted"):
-                w("    %s\n", row["uncounted"])
-        for note in seat["notes"]:
-            w("  note: %s\n", note)
-    failed = [c for c in result["checks"] if not c["agrees"]]
-    for c in failed:
-        w("check FAILS: %s: archive says %s, events give %s\n", c["name"], text(c["stamped"]), text(c["replayed"]))
-    for note in result["notes"]:
-        w("note: %s\n", note)
-    w("\n%s: figures same %d of %d; checks agree %d of %d\n", result["matchId"], result["figuresSame"],
-      result["figuresCompared"], result["checksAgree"], result["checksMade"])
+        put(w, "erratum %s: %s" % (text(e["id"]), text(e["title"])))
+        put(w, "  events %s; seats %s; affects %s; scores depend on them: %s" % (
+            shorten(e["events"]), text(e["agents"]), text(e["affects"]), text(e["scoresDepend"])))
+    put(w, "%s: figures same %d of %d; checks agree %d of %d" % (
+        result["matchId"], result["figuresSame"], result["figuresCompared"],
+        result["checksAgree"], result["checksMade"]))
     for item in result["trusted"]:
-        w("taken on trust: %s\n", item)
+        put(w, "taken on trust: %s" % item)
 
 
 def shorten(seqs):
     head = ", ".join(str(s) for s in seqs[:8])
-    return head + (" … (%d events)" % len(seqs) if len(seqs) > 8 else "")
+    return head + (" ... (%d events)" % len(seqs) if len(seqs) > 8 else "")
 
 
 def summary(results, failures):
     seats = [s for r in results for s in r["seats"]]
 
     def reproduced(name):
-        rows = [row for s in seats for row in s["figures"] if row["figure"] == name]
-        return len([row for row in rows if row["same"]]), len(rows)
+        return len([row for s in seats for row in s["figures"] if row["key"]["figure"] == name and row["same"]])
 
-    fi, replay = reproduced("fitnessIndex"), reproduced("wealth replay")
     return {
         "matches": len(results) + len(failures), "read": len(results), "unreadable": len(failures),
-        "seats": len(seats),
-        "fitnessIndexReproduced": fi[0], "finalWealthReproduced": replay[0],
+        "seats": len(seats), "fitnessIndexReproduced": reproduced("fitnessIndex"),
+        "finalWealthReproduced": reproduced("wealth"), "wealthReplayReproduced": reproduced("wealth replay"),
+        "wealthReplayNotCompared": len([r for s in seats for r in s["figures"] if r["same"] is None]),
         "figuresSame": sum(r["figuresSame"] for r in results),
         "figuresCompared": sum(r["figuresCompared"] for r in results),
         "checksAgree": sum(r["checksAgree"] for r in results),
         "checksMade": sum(r["checksMade"] for r in results),
+        "differ": [r["source"] for r in results if r["exit"]],
     }
 
 
-def print_summary(s, out):
-    out.write("\n%d matches (%d unreadable), %d seats: Fitness Index reproduced for %d of %d seats; "
-              "final wealth for %d of %d; figures same %d of %d; checks agree %d of %d\n" % (
-                  s["matches"], s["unreadable"], s["seats"], s["fitnessIndexReproduced"], s["seats"],
-                  s["finalWealthReproduced"], s["seats"], s["figuresSame"], s["figuresCompared"],
-                  s["checksAgree"], s["checksMade"]))
+def print_summary(s, failures, out):
+    w = out.write
+    w("\n%d matches: %d read, %d could not be read; %d seats\n" % (
+        s["matches"], s["read"], s["unreadable"], s["seats"]))
+    w("Fitness Index reproduced for %d of %d seats; final wealth (published) for %d of %d\n" % (
+        s["fitnessIndexReproduced"], s["seats"], s["finalWealthReproduced"], s["seats"]))
+    w("wealth replay (inventory and structures) reproduced for %d of %d seats (%d not compared)\n"
+      % (s["wealthReplayReproduced"], s["seats"], s["wealthReplayNotCompared"]))
+    w("figures same %d of %d; checks agree %d of %d\n" % (
+        s["figuresSame"], s["figuresCompared"], s["checksAgree"], s["checksMade"]))
+    if s["differ"]:
+        put(w, "differ: " + ", ".join(text(d) for d in s["differ"]))
+    for f in failures:
+        put(w, "could not be read: %s" % text(f["error"]))
+
+
+# ------------------------------------------------------- saved copies, --against
+
+def folder_holds(path):
+    """What a folder holds: "match" (a saved match), "matches" (folders of them), "study"
+    (a saved study: recompute_study.py's), or None."""
+    try:
+        names = set(os.listdir(path))
+    except OSError as err:
+        raise RecordError("%s: cannot read the folder (%s)" % (path, err.strerror or err))
+    if names & {"export", "report.json", "report", "playing.json"}:
+        return "match"
+    if names & {"trials.csv", "seats.csv"}:
+        return "study"
+    subs = [os.path.join(path, n) for n in sorted(names) if os.path.isdir(os.path.join(path, n))]
+    return "matches" if any(set(os.listdir(p)) & {"export", "playing.json"} for p in subs) else None
+
+
+def saved_files(folder):
+    """Every record file of a saved match, as the names --save gives them."""
+    out = []
+    for root, _, files in os.walk(folder):
+        rel = os.path.relpath(root, folder).replace(os.sep, "/")
+        out += [(n if rel == "." else rel + "/" + n) for n in files if n != "saved.json"]
+    return sorted(out)
+
+
+ABSENT = object()
+
+
+def json_changes(old, new, path=""):
+    """(path, old, new) for every value that differs between two JSON documents."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in list(old) + [k for k in new if k not in old]:
+            p = "%s.%s" % (path, k) if re.match(r"[A-Za-z_]\w*\Z", k) else "%s[%s]" % (path, json.dumps(k))
+            out += json_changes(old.get(k, ABSENT), new.get(k, ABSENT), p.lstrip("."))
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        return [c for i in range(max(len(old), len(new)))
+                for c in json_changes(old[i] if i < len(old) else ABSENT,
+                                      new[i] if i < len(new) else ABSENT, "%s[%d]" % (path, i))]
+    return [] if type(old) is type(new) and repr(old) == repr(new) else [(path, old, new)]
+
+
+def against(source, old):
+    """Every file and field read now that differs from the earlier copy in `old`:
+    the files read now, and the pages the copy has beside them."""
+    changes = []
+    for rel in sorted(set(source.files) | {f for f in saved_files(old) if f.startswith("export/")}):
+        path = os.path.join(old, *rel.split("/"))
+        try:
+            with open(path, "rb") as f:
+                before = f.read(MAX_RESPONSE_BYTES + 1)
+        except OSError:
+            before = ABSENT
+        now = source.files.get(rel, ABSENT)
+        try:
+            found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])
+        except RecordError:
+            found = [] if before == now else [("(not JSON)", "(bytes)", "(other bytes)")]
+        changes += [{"file": rel, "path": p, "change": "added" if a is ABSENT else "removed" if b is ABSENT
+                     else "changed", "old": None if a is ABSENT else a, "new": None if b is ABSENT else b}
+                    for p, a, b in found]
+    return changes
+
+
+def print_against(w, old, saved_at, changes):
+    saved_at = saved_at or "an unknown time (no saved.json)"
+    if not changes:
+        put(w, "unchanged since %s (%s)" % (saved_at, text(old)))
+        return
+    put(w, "CHANGED since %s (%s): %d change%s" % (saved_at, text(old), len(changes),
+                                                    "" if len(changes) == 1 else "s"))
+    for c in changes[:40]:
+        put(w, "  %s %s: %s -> %s" % (c["file"], text(c["path"] or "(the file)"),
+                                      "(absent)" if c["change"] == "added" else cut(shown(c["old"]), 40),
+                                      "(absent)" if c["change"] == "removed" else cut(shown(c["new"]), 40)))
+    if len(changes) > 40:
+        w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
+
+
+# ------------------------------------------------------- a study end to end
+
+STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})/?(?:[?#]\S*)?\Z")
+MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 matches) has far fewer
+INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
+RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
+# The columns read, their forms (study.md §2), and where the match record holds each (records.md
+# §2.2-2.3): (column, form, block, key); block None: the study's own, read to find the record.
+TRIAL_COLUMNS = (
+    ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("match", r"m_[0-9a-f]{12}|", None, None),
+    ("metric", TEXT, None, None), ("rounds_played", INTEGER, "archive", "rounds"),
+    ("rounds_planned", INTEGER, "archive", "planned"), ("rubric", RUBRIC_FORM, "default", "rubric"),
+    ("value", DECIMAL, "focal", "value"))
+SEAT_COLUMNS = (
+    ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("seat", INTEGER, None, None),
+    ("focal", "true|false", None, None), ("rubric", RUBRIC_FORM, None, None),
+    ("name", TEXT, "agent", "name"), ("model", TEXT, "agent", "model"),
+    ("fitness_index", DECIMAL, "card", "fitnessIndex"), ("grade", TEXT, "card", "grade"),
+    ("rank", INTEGER, "card", "rank"), ("status", TEXT, "card", "status"),
+) + tuple((d, DECIMAL, "card", d) for d in DIMENSIONS) + tuple(
+    (c, DECIMAL if c == "spend" else INTEGER, "meter", k) for c, k in
+    zip(("turns", "rounds_sat_out", "error_turns", "spend"), ("turns", "roundsSatOut", "errorTurns", "spend"))
+) + tuple((c + "s", INTEGER, "metrics", k) for c, k in zip(
+    "rest look move gather craft build repair train trade attack raid message dormancie recoverie".split(),
+    "rest look move gather craft build repair train trade attack raid messages dormant awake".split())
+) + (("reputation", DECIMAL, "agent", "reputation"), ("aggression", INTEGER, "agent", "aggression"),
+     ("map_coverage", DECIMAL, "card", "mapCoverage"))
+SEAT_METRICS = dict({"fitness_index": "fitnessIndex", "rank": "rank", "map_coverage": "mapCoverage"},
+                    **{d: d for d in DIMENSIONS})
+
+
+def read_study_csv(raw, name, columns):
+    """The rows of trials.csv or seats.csv: only the columns read, each of its form."""
+    csv.field_size_limit(MAX_CSV_FIELD)
+    try:
+        reader = csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline=""), strict=True)
+        header, rows = next(reader, []), []
+        for column in (c for c, _, _, _ in columns if c not in header):
+            raise RecordError("%s line 1: no column %s" % (name, column))
+        for fields in reader:
+            at = "%s line %d" % (name, reader.line_num)
+            if len(fields) != len(header) or len(rows) == MAX_STUDY_ROWS:
+                raise RecordError("%s: %d fields, the header has %d (or past %d rows)"
+                                  % (at, len(fields), len(header), MAX_STUDY_ROWS))
+            row = {"line": reader.line_num}
+            for column, form, _, _ in columns:
+                value = row[column] = fields[header.index(column)]
+                if (value or column in ("trial", "arm", "seat")) and not re.fullmatch(form, value):
+                    raise RecordError("%s, column %s: %s is not of the form %s" % (at, column, shown(value), form))
+            rows.append(row)
+    except UnicodeDecodeError:
+        raise RecordError("%s: not UTF-8 text" % name)
+    except csv.Error as err:
+        raise RecordError("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
+    return rows
+
+
+def tie_row(row, name, columns, view):
+    """records.md §2.3: a field that holds a number equals the record's same number; text, the text."""
+    out = []
+    for column, form, block, key in columns:
+        if block not in view:
+            continue
+        value, record = row.get(column, ""), view[block].get(key)
+        if form in (INTEGER, DECIMAL):
+            ok = record is None if value == "" else record is not None and float(value) == record
+        else:
+            ok = value == ("" if record is None else record)
+        if not ok:
+            out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]), "arm": int(row["arm"]),
+                        "seat": int(row["seat"]) if "seat" in row else None, "column": column, "value": value,
+                        "record": None if record is None else text(record),
+                        "source": "report" if block in ("card", "default", "focal") else "archive"})
+    return out
+
+
+def tie_match(archive, reports, trials, seats):
+    """Every trials.csv and seats.csv field of this match's rows against its record."""
+    agents, metrics, out = archive["seats"], archive["metrics"] or {}, []
+    for row in seats:
+        n = int(row["seat"])
+        if not 1 <= n <= len(agents):  # a seat the roster lacks
+            out += tie_row(row, "seats.csv", (("seat", INTEGER, "roster", None),), {"roster": {}})
+            continue
+        agent, card = agents[n - 1], reports[row["rubric"] or None]["cards"][n - 1]
+        entry = metrics.get(agent["id"])
+        counts = {k: entry[k] for k in entry["seen"]} if entry else {}
+        if entry and entry["seen"] & {"message", "message_private"}:
+            counts["messages"] = entry["message"] + entry["message_private"]
+        out += tie_row(row, "seats.csv", SEAT_COLUMNS, {"agent": agent, "meter": agent["meter"] or {},
+                       "metrics": counts, "card": card["published"]})
+    for row in trials:
+        view = {"archive": archive, "default": reports["default"]}
+        mine = [s for s in seats if (s["trial"], s["arm"]) == (row["trial"], row["arm"])]
+        cards = reports[row["rubric"] or None]["cards"]
+        if row["metric"] in SEAT_METRICS and row["value"]:  # study.md §3, from the scorecards
+            focal = [cards[int(s["seat"]) - 1]["published"].get(SEAT_METRICS[row["metric"]])
+                     for s in mine if s["focal"] == "true" and 1 <= int(s["seat"]) <= len(cards)]
+            view["focal"] = {"value": hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None}
+        out += tie_row(row, "trials.csv", TRIAL_COLUMNS, view)
+        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # a seat with no row
+            out += tie_row(dict(row, seat=str(n), line=None), "seats.csv", (("row", TEXT, "roster", "row"),),
+                           {"roster": {"row": "roster seat"}})
+    return out
+
+
+def study_match(mid, trials, seats, args, folder):
+    """One match of the study: audited under each rubric its rows name, its rows tied to it."""
+    result = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in trials], "audits": [],
+              "rows": {"trials.csv": len(trials), "seats.csv": len(seats)}, "differences": []}
+    try:
+        source = SavedCopies(os.path.join(folder, mid)) if folder else Downloads(args.base, mid, args.save)
+        source.match_id = mid
+        versions = list(dict.fromkeys(r["rubric"] or None for r in trials + seats))
+        archive, report = read_match(source, versions[0])
+        reports = {versions[0]: report}
+        for v in versions[1:] + ([] if None in versions else [None]):
+            reports[v] = read_report(*source.report(v), archive["seats"], v)
+        for v in versions:
+            full = audit(archive, reports[v])
+            fi = [row["same"] for s in full["seats"] for row in s["figures"] if row["key"]["figure"] == "fitnessIndex"]
+            brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared",
+                                          "checksAgree", "checksMade")}
+            brief.update(fitnessIndex=[fi.count(True), len(fi)],
+                         checksFailed=[c for c in full["checks"] if not c["agrees"]],
+                         differs=[{"seat": i + 1, "figure": row["key"]["figure"], "published": row["published"],
+                                   "recomputed": row["recomputed"]} for i, s in enumerate(full["seats"])
+                                  for row in s["figures"] if row["same"] is False])
+            if full["exit"]:
+                out = io.StringIO()
+                print_audit(full, out)
+                brief.update(audit=full, text=out.getvalue())
+            result["audits"].append(brief)
+        if isinstance(source, Downloads) and source.saved:
+            source.write_saved(None)
+        result["differences"] = tie_match(archive, dict(reports, default={"rubric": reports[None]["rubric"]}),
+                                          trials, seats)
+    except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
+        return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
+                    "cannot read the record (%s: %s)" % (type(err).__name__, err))
+    result["exit"] = max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0])
+    return result
+
+
+def read_study(target, args):
+    """trials.csv and seats.csv, from a saved folder or the server, and the rows of each match."""
+    folder, files = target if os.path.isdir(target) else None, []
+    for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
+        if folder:
+            raw, _ = SavedCopies(folder).read((name,))
+        else:
+            url, path = STUDY_TARGET.match(target).groups()
+            args.base = url if url and not args.explicit_base else args.base
+            raw, _ = Downloads(args.base, "", args.save).get(args.base.rstrip("/") + path + "/" + name, name, (name,))
+        files.append(read_study_csv(raw, name, columns))
+    keys, groups = {}, {}
+    for name, rows, columns in (("trials.csv", files[0], ("trial", "arm")),
+                                ("seats.csv", files[1], ("trial", "arm", "seat"))):
+        for row in rows:
+            key = tuple(int(row[c]) for c in columns)
+            if key in keys or len(key) == 3 and key[:2] not in keys:
+                raise RecordError("%s line %d: %s appears twice, or has no trials.csv row" % (
+                    name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
+            keys[key] = []
+            keys[key[:2]].append(row)  # a trial's list: its trials.csv row, then its seats.csv rows
+    for row in files[0]:
+        if row["match"]:
+            group = groups.setdefault(row["match"], ([], []))
+            group[0].append(row)
+            group[1].extend(keys[(int(row["trial"]), int(row["arm"]))][1:])
+    return groups, folder
+
+
+def audit_study(target, args):
+    groups, folder = read_study(target, args)
+    results, tty = [], sys.stderr.isatty()
+    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        futures = [pool.submit(study_match, mid, t, s, args, folder) for mid, (t, s) in groups.items()]
+        for i, future in enumerate(futures):
+            if tty:
+                sys.stderr.write("\rmatch %d/%d " % (i + 1, len(futures)))
+                sys.stderr.flush()
+            result, futures[i] = future.result(), None
+            if tty:
+                sys.stderr.write("\r" + " " * 20 + "\r")
+            if "error" in result:
+                print(one_line("recompute.py: %s (trial %d arm %d): %s" % ((result["match"],) + tuple(
+                    result["trials"][0]) + (result["error"],))), file=sys.stderr)
+            if not args.json:
+                print_study_match(result, sys.stdout)
+            results.append(result)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    differences = [d for r in results for d in r["differences"]]
+    tied = {name: sum(r["rows"][name] for r in results if "error" not in r) for name in ("trials.csv", "seats.csv")}
+    fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
+    totals = {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
+              "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
+              "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": tied,
+              "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
+                                                    if d["file"] == name and d["line"]}) for name in tied},
+              "columnsDiffer": len(differences)}
+    status = max([r["exit"] for r in results] + [0])
+    if args.json:
+        json.dump({"study": target, "matches": results, "differences": differences,
+                   "summary": totals, "exit": status}, sys.stdout, indent=1, ensure_ascii=True)
+        sys.stdout.write("\n")
+    else:
+        print_study_summary(totals, results, differences, sys.stdout)
+    return status
+
+
+def clip(value, width=20):
+    """A value or line from a record, escaped and cut to fit the terminal's 100 columns."""
+    return cut(one_line(value), width)
+
+
+def difference_line(d, with_line):
+    return clip("  %s(trial %d arm %d%s) %s: file %s, %s %s" % (
+        "%s line %s " % (d["file"], d["line"] or "(none)") if with_line else "", d["trial"], d["arm"],
+        "" if d["seat"] is None else " seat %d" % d["seat"], d["column"], clip(d["value"]) or "(empty)",
+        d["source"], clip(d["record"] or "(none)")), 100) + "\n"
+
+
+def print_study_match(result, out):
+    where = "trial %d arm %d" % tuple(result["trials"][0]) + (
+        " +%d" % (len(result["trials"]) - 1) if len(result["trials"]) > 1 else "")
+    for a in result["audits"]:
+        out.write("\n%s:\n%s\n" % (where, a["text"]) if "text" in a else clip(
+            "%s (%s) under %s: figures same %d of %d; checks agree %d of %d" % (
+                result["match"], where, a["rubric"], a["figuresSame"], a["figuresCompared"],
+                a["checksAgree"], a["checksMade"]), 100) + "\n")
+    out.writelines(difference_line(d, True) for d in result["differences"])
+
+
+def print_study_summary(t, results, differences, out):
+    out.write("\n%d matches, %d unreadable%s\n" % (
+        t["matches"], len(t["unreadable"]), (": " + ", ".join(t["unreadable"][:4])) if t["unreadable"] else ""))
+    out.write("matches that recompute: %d of %d; Fitness Index reproduced for %d of %d seats\n" % (
+        t["recompute"], t["matches"], t["fitnessIndexReproduced"], t["seats"]))
+    for r, a in ((r, a) for r in results for a in r["audits"]):
+        out.writelines("  %s seat %d %s: published %s, recomputed %s\n" % (r["match"], d["seat"], d["figure"],
+                       clip(text(d["published"])), clip(text(d["recomputed"]))) for d in a["differs"][:10])
+        if a["checksFailed"]:
+            out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
+    for name in ("trials.csv", "seats.csv"):
+        out.write("%s agrees with the records for %d of %d rows\n" % (name, t["rowsAgree"][name], t["rows"][name]))
+    if differences:
+        out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
+        out.writelines(difference_line(d, False) for d in differences[:10])
 
 
 # ------------------------------------------------------------------ main
@@ -1501,38 +2016,77 @@ def one_line(message, limit=MAX_SHOWN):
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
 
-def source_for(target, args):
-    """A saved folder, or a match id to download; anything else is refused."""
+ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z")
+
+
+def sources_for(target, args):
+    """(label, source) for each match an argument names: a saved folder (or a folder of
+    them), a match id, or a match address pasted from the site or the API."""
+    target = target.strip()
     if os.path.isdir(target):
-        return SavedCopies(target)
+        kind = folder_holds(target)
+        if kind == "study":
+            raise RecordError("%s holds a saved study: audit it with recompute_study.py" % target)
+        if kind == "matches":
+            return [(p, SavedCopies(p)) for p in (os.path.join(target, n) for n in sorted(os.listdir(target)))
+                    if os.path.isdir(p) and folder_holds(p) == "match"]
+        if kind is None:
+            raise RecordError("%s: no saved match here (expected export/1.json and report.json, "
+                              "or folders of them, as --save writes)" % target)
+        return [(target, SavedCopies(target))]
+    address = ADDRESS.match(target)
+    if address:
+        return [(address.group(2), Downloads(address.group(1), address.group(2), args.save, "the address"))]
     if not MATCH_ID.match(target):
-        raise RecordError("%r is neither a match id (m_ and 12 hex digits) nor a folder of saved copies"
-                          % target)
-    return Downloads(args.base, target, args.save)
+        raise RecordError("%s is neither a match id (m_ and 12 hex digits), nor a match address "
+                          "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % shown(target))
+    return [(target, Downloads(args.base, target, args.save, args.base_named))]
 
 
-def audit_one(target, args):
-    source = source_for(target, args)
+def audit_one(label, source, args):
     # Records are trees, with no cycles to collect: collecting while a long
     # log loads would only rescan it, again and again.
     gc.disable()
     try:
-        return audit(*read_match(source, args.rubric))
+        result = audit(*read_match(source, args.rubric or source.rubric))
+    except KeyboardInterrupt:
+        source.saved = {}  # a save cut short by Ctrl-C gets no saved.json
+        raise
     finally:
         gc.enable()
+        if isinstance(source, Downloads) and source.saved:
+            source.write_saved(args.rubric)
+    result["source"] = label
+    return result
+
+
+EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
+check fails or (--against) the record changed; 2 a record cannot be read (or a usage error);
+130 interrupted"""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise RecordError(message)
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog="recompute.py",
+    parser = Parser(
+        prog="recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Recompute a daishi.ai match's published scores from its public record.")
-    parser.add_argument("matches", nargs="+", metavar="MATCH_ID_OR_FOLDER",
-                        help="a match id (m_ + 12 hex digits) or a folder of saved copies")
-    parser.add_argument("--base", default=os.environ.get(BASE_ENV) or DEFAULT_BASE,
-                        help="server to download from (default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV))
+    parser.add_argument("matches", nargs="+", metavar="MATCH",
+                        help="a match id (m_ + 12 hex digits), a match address "
+                             "(https://daishi.ai/matches/m_...), or a folder of saved copies; "
+                             "or one study address (https://daishi.ai/u/<handle>/studies/<id>) "
+                             "or saved study folder")
+    parser.add_argument("--base", help="server to download from (default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV))
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
     parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<match id>/")
+    parser.add_argument("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
+    parser.add_argument("--all", action="store_true", help="every figure on its own row, not a table")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    parser.add_argument("--jobs", type=int, default=4, metavar="N",
+                        help="a study: audit N matches at a time (1 to 16, default 4)")
     args = parser.parse_args(argv)
     global TIMEOUT_SECONDS
     try:
@@ -1541,43 +2095,123 @@ def parse_args(argv):
         TIMEOUT_SECONDS = -1
     if not 0 < TIMEOUT_SECONDS < math.inf:
         parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
-    scheme = urllib.parse.urlsplit(args.base).scheme
-    if scheme not in ("http", "https") or not urllib.parse.urlsplit(args.base).netloc:
-        parser.error("--base must be an http:// or https:// address, got %r" % args.base)
+    env = os.environ.get(BASE_ENV)
+    args.base_named = "--base" if args.base is not None else BASE_ENV if env else "the default"
+    args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
+    parts = urllib.parse.urlsplit(args.base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        parser.error("%s must be an http:// or https:// address, got %s" % (args.base_named, shown(args.base)))
+    args.explicit_base = args.base_named != "the default"
+    args.matches = [t.strip() for t in args.matches]
+    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv")) for t in args.matches)
+    if args.study and len(args.matches) > 1:
+        parser.error("a study is audited alone: give one study address or folder")
+    if not 1 <= args.jobs <= 16:
+        parser.error("--jobs must be from 1 to 16")
     return args
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    results, failures = [], []
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parse_args(argv)
+    except RecordError as err:
+        return fail(None, "--json" in argv, "%s (see recompute.py --help)" % err)
+    results, failures, changes, sources = [], [], None, []
+    if args.study:
+        gc.disable()  # records are trees: collecting while logs load would only rescan them
+        try:
+            return audit_study(args.matches[0], args)
+        except RecordError as err:
+            return fail(args, args.json, "%s: %s" % (args.matches[0], err))
+        finally:
+            gc.enable()
     for target in args.matches:
         try:
-            result = audit_one(target, args)
+            sources += sources_for(target, args)
         except RecordError as err:
-            failures.append({"target": target, "error": str(err)})
-            print(one_line("recompute.py: %s: %s" % (target, err)), file=sys.stderr)
+            failures.append(failure(target.strip(), err))
+    blocks = len(sources) + len(failures)
+    if args.against is not None:
+        if blocks != 1 or not os.path.isdir(args.against) or folder_holds(args.against) != "match":
+            return fail(args, args.json, "--against compares one match with one saved copy (a folder "
+                        "holding export/ and report.json): %s" % shown(args.against))
+        try:
+            old = SavedCopies(args.against)
+        except RecordError as err:
+            return fail(args, args.json, "--against: %s" % err)
+        args.rubric = args.rubric or old.rubric
+    for label, source in sources:
+        try:
+            result = audit_one(label, source, args)
+        except RecordError as err:
+            failures.append(failure(label, err))
             continue
+        if args.against is not None:
+            if old.match_id not in (None, result["matchId"]):
+                return fail(args, args.json, "--against: %s is a copy of %s, not of %s"
+                            % (args.against, old.match_id, result["matchId"]))
+            changes = against(source, args.against)
+            result["exit"] = max(result["exit"], 1 if changes else 0)
         results.append(result)
-        if not args.json:
-            print_audit(result, sys.stdout)
+    for f in failures:
+        print(one_line("recompute.py: " + f["error"]), file=sys.stderr)
     status = max([r["exit"] for r in results] + [2 for _ in failures])
+    if args.json and not results and len(failures) == 1:
+        return fail(args, True, failures[0]["error"], quiet=True)
     totals = summary(results, failures)
     if args.json:
-        json.dump({"matches": results, "unreadable": failures, "summary": totals, "exit": status},
-                  sys.stdout, indent=1)
+        doc = {"script": "recompute.py", "exit": status, "summary": totals,
+               "matches": results, "unreadable": failures}
+        if changes is not None:
+            doc["against"] = {"copy": args.against, "savedAt": old.saved_at, "changes": changes}
+        json.dump(doc, sys.stdout, indent=1, ensure_ascii=True)
         sys.stdout.write("\n")
-    elif len(args.matches) > 1:
-        print_summary(totals, sys.stdout)
+        return status
+    for i, result in enumerate(results):
+        sys.stdout.write("\n" if i else "")
+        if changes is not None:
+            print_against(sys.stdout.write, args.against, old.saved_at, changes)
+        print_audit(result, sys.stdout, args.all, blocks > 1)
+    if blocks > 1:
+        print_summary(totals, failures, sys.stdout)
     return status
+
+
+def failure(source, err):
+    """An unreadable match: the error names the source once."""
+    message = str(err)
+    return {"source": source, "error": message if message.startswith(source) else source + ": " + message}
+
+
+def fail(args, as_json, message, quiet=False):
+    """A usage error or an unreadable record: one line on stderr (and a JSON document)."""
+    if not quiet:
+        print(one_line("recompute.py: " + message), file=sys.stderr)
+    if as_json:
+        json.dump({"script": "recompute.py", "exit": 2, "error": one_line("recompute.py: " + message)},
+                  sys.stdout, ensure_ascii=True)
+        sys.stdout.write("\n")
+    return 2
 
 
 if __name__ == "__main__":
     try:
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent
+    except KeyboardInterrupt:  # Ctrl-C: each saved file whole or absent; no thread waited for
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        for part in list(PARTS):
+            try:
+                os.unlink(part)
+            except OSError:
+                pass
         print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.stderr.flush()
+        os._exit(130)
     except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)

@@ -1163,8 +1163,8 @@ class Result:
         self.checks = []      # (name, agrees, detail)
         self.trust = []
 
-    def figure(self, name, page, ours, same):
-        self.figures.append((name, page, ours, same))
+    def figure(self, name, page, ours, same, reason=None):
+        self.figures.append((name, page, ours, same, reason))
 
     def check(self, name, agrees, detail=None):
         self.checks.append((name, bool(agrees), detail))
@@ -1176,20 +1176,33 @@ def _shown(page):
     return page if isinstance(page, str) else json.dumps(page)
 
 
+def six_places(page, places, printer):
+    """The places §6 prints the page's figure at, read from its own digits: a comparison's
+    figure near zero takes up to three more (an unsigned zero may be 0 itself or a tiny figure)."""
+    whole, _, fraction = page.lstrip("-").partition(".")
+    if printer is print_figure or int(whole):
+        return places
+    if not int(fraction or "0") and page[0] != "-":
+        return places + SIGN_KEEPING_PLACES if len(fraction) == places + SIGN_KEEPING_PLACES else places
+    digits = fraction.ljust(places + SIGN_KEEPING_PLACES + 1, "0")
+    return next((q for q in range(places, places + SIGN_KEEPING_PLACES) if int(digits[:q + 1]) >= 5),
+                places + SIGN_KEEPING_PLACES)
+
+
 def decimal_figure(result, name, page, value, places, tolerance, printer=print_figure):
-    """Compare a figure the page prints at some places (§7 `same`); skip it where neither side has it."""
+    """Compare a figure at the places §6 gives it (§7 `same`); skip it where neither side has it."""
     if page is None and value is None:
         return
-    if value is None:
-        result.figure(name, _shown(page), None, False)
+    ours = None if value is None else printer(value, places)
+    if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
+        result.figure(name, _shown(page), ours, False)
         return
-    if not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
-        result.figure(name, _shown(page), printer(value, places), False)
+    shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
+    if shown != wanted:
+        result.figure(name, page, ours, False, "printed at %d places; §6 prints %d" % (shown, wanted))
         return
-    shown_places = len(page.partition(".")[2])
-    ours = print_figure(value, shown_places)
-    same = abs(int(ours.replace(".", "")) - int(page.replace(".", ""))) <= tolerance
-    result.figure(name, page, ours, same)
+    units = int(print_figure(value, shown).replace(".", ""))
+    result.figure(name, page, ours, abs(units - int(page.replace(".", ""))) <= tolerance)
 
 
 def exact_figure(result, name, page, value):
@@ -1440,11 +1453,13 @@ def recompute(study_id, trials, seats, reading, rho):
 def report_text(header, result):
     """The report as text; every string a file or server sent passes through one_line."""
     lines = [one_line(line) for line in header] + [""]
-    figures = [[one_line(text or "none") for text in f[:3]] + [f[3]] for f in result.figures]
+    figures = [[one_line(text or "none") for text in f[:3]] + list(f[3:]) for f in result.figures]
     width = min(max([len(f[0]) for f in figures] + [20]), MAX_NAME_WIDTH) + 2
     lines.append("%-*s %-12s %-12s" % (width, "figure", "page", "recomputed"))
-    for name, page, ours, same in figures:
+    for name, page, ours, same, reason in figures:
         lines.append("%-*s %-12s %-12s %s" % (width, name, page, ours, "same" if same else "DIFFERS"))
+        if reason:
+            lines.append("    (%s)" % reason)
     lines.append("")
     lines.append("checks")
     for number, (name, agrees, detail) in enumerate(result.checks, 1):
@@ -1465,8 +1480,9 @@ def report_json(study_id, address, sources, result, status):
         "study": study_id,
         "address": address,
         "sources": sources,
-        "figures": [{"figure": name, "page": page, "recomputed": ours, "same": same}
-                    for name, page, ours, same in result.figures],
+        "figures": [dict({"figure": name, "page": page, "recomputed": ours, "same": same},
+                         **({"reason": reason} if reason else {}))
+                    for name, page, ours, same, reason in result.figures],
         "checks": [{"check": name, "agrees": agrees, "detail": detail}
                    for name, agrees, detail in result.checks],
         "counts": {

@@ -2,6 +2,7 @@
 neither hang them (an absolute deadline per request, DAISHI_TIMEOUT), forge what
 a person reads (one escaping function), exhaust memory, write through a symlink
 under --save, nor turn a Ctrl-C or a closed pipe into a traceback."""
+import hashlib
 import itertools
 import json
 import os
@@ -262,6 +263,8 @@ def test_ranks_by_bisection_agree_with_counting_and_scale():
 
 @pytest.mark.parametrize("link", ["DIR/<id>", "DIR/<id>/export", "DIR/<id>/report.json"])
 def test_match_save_never_writes_through_a_symlink(tmp_path, link):
+    """A DIR/<id> already there (a link, or a folder holding one) is refused before a request;
+    save_copy itself makes no folder through a link and replaces a link at the file's name."""
     outside, save = tmp_path / "outside", tmp_path / "save"
     outside.mkdir()
     (save / CLEAN).mkdir(parents=True)
@@ -271,14 +274,41 @@ def test_match_save_never_writes_through_a_symlink(tmp_path, link):
         target.rmdir()
     (outside / "report.json").write_text("mine")
     target.symlink_to(outside / ("report.json" if link.endswith(".json") else ""))
+    rc = load_script("recompute")
     with Platform(FIXTURES) as p:
-        o = run_main(load_script("recompute"), ["--base", p.url, CLEAN, "--save", str(save)])
-    assert sorted(os.listdir(str(outside))) == ["report.json"] and (outside / "report.json").read_text() == "mine"
+        o = run_main(rc, ["--base", p.url, CLEAN, "--save", str(save)])
+        requests = list(p.requests)
+    assert not safe_output_problems(o, 2), safe_output_problems(o, 2)
+    assert "already holds a copy of %s" % CLEAN in o.err and requests == [], (o.err, requests)
+    parts = (CLEAN, "report.json") if link.endswith(".json") else (CLEAN, "export", "1.json")
     if link.endswith(".json"):  # the link itself is replaced by the whole file
-        assert o.code == 0 and not target.is_symlink() and json.loads(target.read_text())
+        rc.save_copy(str(save), parts, b"{}")
+        assert not target.is_symlink() and target.read_bytes() == b"{}"
     else:
-        assert not safe_output_problems(o, 2), safe_output_problems(o, 2)
-        assert "symbolic link" in o.err, o.err
+        with pytest.raises(OSError, match="symbolic link"):
+            rc.save_copy(str(save), parts, b"{}")
+    assert sorted(os.listdir(str(outside))) == ["report.json"] and (outside / "report.json").read_text() == "mine"
+
+
+def test_study_audit_save_never_writes_through_a_symlink(tmp_path):
+    """recompute.py on a study: trials.csv is replaced, not followed; a match whose DIR/<id>
+    is a link is refused (exit 2) and the others are saved whole, each with saved.json."""
+    study, taken = "/u/linked-lab/studies/s_9f54f5e8", "m_4be7ac37a1d7"
+    outside, save = tmp_path / "outside", tmp_path / "save"
+    outside.mkdir()
+    save.mkdir()
+    (outside / "trials.csv").write_text("mine")
+    (save / "trials.csv").symlink_to(outside / "trials.csv")
+    (save / taken).symlink_to(outside)
+    with Platform(FIXTURES) as p:
+        o = run_main(load_script("recompute"), ["--base", p.url, study, "--save", str(save)])
+    assert o.code == 2 and "%s (trial 1 arm 0): --save: " % taken in o.err and "already holds" in o.err, o.err
+    assert sorted(os.listdir(str(outside))) == ["trials.csv"] and (outside / "trials.csv").read_text() == "mine"
+    assert not (save / "trials.csv").is_symlink() and (save / "trials.csv").read_bytes() == (
+        FIXTURES / study[1:] / "trials.csv").read_bytes()
+    folders = sorted(n for n in os.listdir(str(save)) if n.startswith("m_") and n != taken)
+    assert len(folders) == 5 and all((save / n / "saved.json").is_file() for n in folders), folders
+    assert not [f for f in save.rglob(".part-*")]
 
 
 def test_study_save_never_writes_through_a_symlink(tmp_path):
@@ -337,3 +367,32 @@ def test_closed_stdout_is_a_quiet_exit_141(kind):
     child = subprocess.run([sys.executable, str(REPO / script)] + args, stdout=write, stderr=subprocess.PIPE, timeout=60)
     os.close(write)
     assert child.returncode == 141 and child.stderr == b"", (child.returncode, child.stderr)
+
+
+def test_study_audit_ctrl_c_with_save_is_exit_130_nothing_half_saved(tmp_path, stop):
+    """recompute.py on a study, --jobs 4 and --save, one match's report hanging: Ctrl-C ends
+    at once with `interrupted`; the hanging match has no report and no saved.json, no temporary
+    file is left, and every match with saved.json is whole."""
+    study, hung = "/u/linked-lab/studies/s_9f54f5e8", "m_4be7ac37a1d7"
+    path, save = "/api/matches/%s/report" % hung, tmp_path / "save"
+    hang = trickle(stop, lambda: itertools.chain([b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"],
+                                                 itertools.repeat(b" ")), 0.2)
+    with Platform(FIXTURES, faults={path: hang}) as p:
+        child = subprocess.Popen([sys.executable, str(REPO / "recompute.py"), "--base", p.url, study,
+                                  "--save", str(save)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=dict(os.environ, DAISHI_TIMEOUT="50"))
+        deadline = time.monotonic() + 20
+        while not any(r.startswith(path) for r in p.requests) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        started = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=20)
+    stop.set()
+    assert child.returncode == 130 and err == b"interrupted\n", (child.returncode, err)
+    assert time.monotonic() - started < 5
+    assert (save / hung / "export" / "1.json").is_file() and not (save / hung / "saved.json").exists()
+    assert not (save / hung / "report").exists() and not list(save.rglob(".part-*"))
+    for about in save.glob("m_*/saved.json"):
+        for name, digest in json.loads(about.read_text())["sha256"].items():
+            assert hashlib.sha256((about.parent / name).read_bytes()).hexdigest() == digest

@@ -493,7 +493,7 @@ def test_json_unknown_event_type_reads_clean(rc, event):
         e["seq"] = i
     o = run_offline(rc, [page], report_of())
     assert not reading_problems(o, (0,)), reading_problems(o, (0,))
-    assert "figures same 32 of 32; checks agree 32 of 32" in o.out
+    assert "figures same 34 of 34; checks agree 32 of 32" in o.out
 
 
 # ---------------------------------------------------------------- whole pages
@@ -561,7 +561,7 @@ def test_json_two_pages_baseline_reads(rc):
     tally("json")
     o = run_offline(rc, list(two_pages()), report_of())
     assert not reading_problems(o, (0,)), reading_problems(o, (0,))
-    assert "figures same 32 of 32; checks agree 32 of 32" in o.out
+    assert "figures same 34 of 34; checks agree 32 of 32" in o.out
 
 
 def _second(change):
@@ -635,6 +635,7 @@ for _i in (0, 1):
         (_c + ("wealth",), "number", ["scorecards[%d].wealth" % _i]),
         (_c + ("fitnessIndex",), "number", ["scorecards[%d].fitnessIndex" % _i]),
         (_c + ("grade",), "text", ["scorecards[%d].grade" % _i]),
+        (_c + ("status",), "text", ["scorecards[%d].status" % _i]),
         (_c + ("dimensions",), "object", ["scorecards[%d].dimensions" % _i]),
         (_c + ("achievements",), "list", ["scorecards[%d].achievements" % _i]),
         (_c + ("achievements", 0), "text", ["scorecards[%d].achievements[0]" % _i]),
@@ -651,7 +652,7 @@ for _i in (0, 1):
 
 REPORT_CASES = field_cases("report", REPORT_SPECS) + deletions(
     "report", [("rubricVersion",), ("scorecards",)] + [SC + (0, k) for k in (
-        "rank", "wealth", "fitnessIndex", "grade", "dimensions", "achievements")]
+        "rank", "wealth", "status", "fitnessIndex", "grade", "dimensions", "achievements")]
     + [SC + (0, "dimensions", d) for d in ("survival", "competitiveness")])
 for _case in REPORT_CASES:  # a missing agentId shows as seats that are not the roster
     if _case.path[-1:] == ("agentId",):
@@ -731,6 +732,10 @@ DIFFERS_CASES = [
      "check FAILS: ledger a_1~a_2.trades"),
     ("exploration visited off", _page_change(A + ("exploration", "agents", "a_2", "visited"), 7),
      "check FAILS: exploration a_2.visited"),
+    ("exploration leaves a seat out", _page_change(A + ("exploration", "agents", "a_2"), DELETE),
+     "check FAILS: exploration a_2: archive says absent, events give present"),
+    ("report status", _report_change(SC + (1, "status"), "dead"),
+     "DIFFERS a_2 status: published dead, recomputed active"),
     ("report wealth off by a cent", _report_change(SC + (0, "wealth"), 34.51), "DIFFERS"),
     ("report rank swapped", _report_change(SC + (0, "rank"), 1), "DIFFERS"),
     ("report grade", _report_change(SC + (1, "grade"), "A"), "DIFFERS"),
@@ -1208,13 +1213,13 @@ def test_net_page_count_at_the_limit_is_read(fast, monkeypatch):
 
 BAD_IDS = [
     "m_b0bc344f1ea", "m_b0bc344f1eac0", "m_B0BC344F1EAC", "M_b0bc344f1eac", "m-b0bc344f1eac",
-    "m_b0bc344f1eag", "b0bc344f1eac", "m_", "", " m_b0bc344f1eac", "m_b0bc344f1eac ",
+    "m_b0bc344f1eag", "b0bc344f1eac", "m_", "",
     "m_b0bc344f1eac/", "m_b0bc344f1eac/../m_b0bc344f1eac", "../m_b0bc344f1eac",
     "m_b0bc344f1eac/export?page=2", "m_b0bc344f1eac?page=2", "m_b0bc344f1eac#x", "m_b0bc344f1eac&rubric=1.0",
-    "m_b0bc344f1eac%2f..", "m_b0bc344f1eac%00", "m_b0bc344f1eac\x00", "m_b0bc344f1eac\t",
+    "m_b0bc344f1eac%2f..", "m_b0bc344f1eac%00", "m_b0bc344f1eac\x00",
     "m_\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669ab", "m_\uff42" + "0bc344f1eac",
     "m_b0bc344f1ea\u00e7", "m_b0bc344f1eac\u200b", "http://evil.invalid/m_b0bc344f1eac",
-    "//evil.invalid/m_b0bc344f1eac", "m_b0bc344f1eac@evil.invalid", "m_b0bc344f1eac\n",
+    "//evil.invalid/m_b0bc344f1eac", "m_b0bc344f1eac@evil.invalid",
     "m_b0bc344f1eac\nm_b0bc344f1eac", "m_b0bc344f1eac\r\nHost: evil.invalid",
 ]
 
@@ -1231,6 +1236,17 @@ def test_safety_bad_id_never_reaches_a_url(rc, tmp_path, monkeypatch, bad):
     problems = refusal_problems(o, None, ["neither a match id"])
     assert not problems, problems
     assert tree(tmp_path) == {"cwd"}
+
+
+@pytest.mark.parametrize("pasted", [" m_b0bc344f1eac", "m_b0bc344f1eac ", "m_b0bc344f1eac\t",
+                                    "\nm_b0bc344f1eac\n"], ids=repr)
+def test_safety_surrounding_whitespace_is_read_as_the_id(rc, pasted):
+    """What a copy and paste brings around an id is not part of it: one match, read."""
+    tally("safety")
+    with Platform(FIXTURES) as p:
+        o = run_main(rc, ["--base", p.url, pasted])
+        assert p.requests[0] == "/api/matches/%s/export?page=1" % CLEAN
+    assert not reading_problems(o, (0,)), reading_problems(o, (0,))
 
 
 def test_safety_bad_ids_with_save_write_nothing(rc, tmp_path, monkeypatch):
@@ -1275,7 +1291,7 @@ def test_safety_save_writes_only_inside_dir(rc, tmp_path, monkeypatch, name, mak
     assert o.exc is None, o.exc
     assert o.code in (0, 1, 2)
     assert outside == [], outside
-    assert written and written <= {"%s/export/1.json" % CLEAN, "%s/report.json" % CLEAN}, written
+    assert written and written <= {CLEAN + "/export/1.json", CLEAN + "/report.json", CLEAN + "/saved.json"}, written
 
 
 def test_safety_save_two_pages_named_by_number(rc, tmp_path):
@@ -1289,7 +1305,7 @@ def test_safety_save_two_pages_named_by_number(rc, tmp_path):
         o = run_main(rc, ["--base", p.url, "--save", str(save), "--rubric", "2.4", CLEAN])
     assert not reading_problems(o, (0,)), reading_problems(o, (0,))
     assert tree(save) == {CLEAN, CLEAN + "/export", CLEAN + "/export/1.json", CLEAN + "/export/2.json",
-                          CLEAN + "/report", CLEAN + "/report/2.4.json"}
+                          CLEAN + "/report", CLEAN + "/report/2.4.json", CLEAN + "/saved.json"}
 
 
 @pytest.mark.parametrize("where", ["an existing file", "under an existing file"])

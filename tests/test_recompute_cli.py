@@ -18,7 +18,7 @@ def test_clean_match_every_figure_same(fixtures_platform):
     out = run(fixtures_platform, CLEAN)
     assert out.returncode == 0, out.stderr
     assert "DIFFERS" not in out.stdout
-    assert "%s: figures same 32 of 32; checks agree 32 of 32" % CLEAN in out.stdout
+    assert "%s: figures same 34 of 34; checks agree 32 of 32" % CLEAN in out.stdout
     assert "errata: none" in out.stdout
     assert "taken on trust: messages sent" in out.stdout
 
@@ -32,15 +32,20 @@ def test_pages_are_followed(fixtures_platform):
 def test_erratum_explains_the_replay(fixtures_platform):
     out = run(fixtures_platform, EXPLAINED)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.index("erratum E3") < out.stdout.index("a_1  Seat 1")
-    assert "    as logged 694.33; without E3's events 361.08: explained by E3\n" in out.stdout
+    assert out.stdout.index("a_1   361.08  active  2 ") < out.stdout.index("erratum E3")
+    assert "\na_1 wealth replay: as logged 694.33; without E3's events 361.08: explained by E3\n" in out.stdout
 
 
 def test_tampered_wealth_differs(fixtures_platform):
     out = run(fixtures_platform, TAMPERED)
     assert out.returncode == 1
     [line] = [l for l in out.stdout.splitlines() if "DIFFERS" in l]
-    assert line.split()[:3] == ["wealth", "65.01", "65.0"]
+    assert line == "DIFFERS a_2 wealth: published 65.01, recomputed 65.0, -1 in the last place"
+    [row] = [l for l in out.stdout.splitlines() if l.startswith("a_2   65.01/65.0  active  1 ")]
+    rows = run(fixtures_platform, "--all", TAMPERED).stdout.splitlines()
+    assert "  wealth              65.01                    65.0                     DIFFERS -1" in rows
+    assert line in rows
+    assert len([l for l in rows if l.endswith("same")]) == 84
 
 
 def test_rubric_1_0_report_reads_with_its_reason(fixtures_platform):
@@ -67,15 +72,14 @@ def test_unknown_rubric_refused_before_any_request(fixtures_platform):
 def test_playing_match_exits_2_with_the_platform_reason(fixtures_platform):
     out = run(fixtures_platform, PLAYING)
     assert out.returncode == 2
-    assert out.stderr.strip().endswith("409 the match is still playing: The match is still playing: round 212 of 400.")
+    assert out.stderr == "recompute.py: %s: export page 1: 409 The match is still playing: round 212 of 400.\n" % PLAYING
     assert out.stdout == ""
 
 
 def test_unknown_match_is_404(fixtures_platform):
     out = run(fixtures_platform, "m_ae46e7653d21")
     assert out.returncode == 2
-    assert "404 not found" in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1
+    assert out.stderr == "recompute.py: m_ae46e7653d21: export page 1: 404 not found\n"
 
 
 def test_malformed_id_never_reaches_a_url(fixtures_platform):
@@ -90,11 +94,16 @@ def test_malformed_id_never_reaches_a_url(fixtures_platform):
 def test_several_matches_summary_and_worst_exit(fixtures_platform):
     out = run(fixtures_platform, CLEAN, TAMPERED, EXPLAINED)
     assert out.returncode == 1
-    assert ("3 matches (0 unreadable), 12 seats: Fitness Index reproduced for 12 of 12 seats; "
-            "final wealth for 12 of 12") in out.stdout
+    assert out.stdout.endswith(
+        "\n3 matches: 3 read, 0 could not be read; 12 seats\n"
+        "Fitness Index reproduced for 12 of 12 seats; final wealth (published) for 11 of 12\n"
+        "wealth replay (inventory and structures) reproduced for 12 of 12 seats (0 not compared)\n"
+        "figures same 203 of 204; checks agree 212 of 212\n"
+        "differ: %s\n" % TAMPERED)
     out = run(fixtures_platform, CLEAN, PLAYING)
     assert out.returncode == 2
-    assert "2 matches (1 unreadable)" in out.stdout
+    assert "\n2 matches: 1 read, 1 could not be read; 2 seats\n" in out.stdout
+    assert "\ncould not be read: %s: export page 1: 409 The match is still playing" % PLAYING in out.stdout
 
 
 def test_offline_folder_and_save(fixtures_platform, tmp_path):
@@ -102,9 +111,11 @@ def test_offline_folder_and_save(fixtures_platform, tmp_path):
     assert out.returncode == 0, out.stderr
     saved = tmp_path / EXPLAINED
     assert sorted(p.relative_to(saved).as_posix() for p in saved.rglob("*.json")) == [
-        "export/1.json", "report.json"]
+        "export/1.json", "report.json", "saved.json"]
     for name in ("export/1.json", "report.json"):
         assert (saved / name).read_bytes() == (FIXTURES / "api/matches" / EXPLAINED / name).read_bytes()
+    about = json.loads((saved / "saved.json").read_text())
+    assert about["source"] == "%s/api/matches/%s" % (fixtures_platform.url, EXPLAINED)
     offline = run_script("recompute.py", str(saved))
     assert offline.returncode == 0, offline.stderr
     assert offline.stdout == out.stdout
@@ -117,18 +128,27 @@ def test_offline_missing_report_exits_2(tmp_path):
     out = run_script("recompute.py", str(tmp_path))
     assert out.returncode == 2
     assert "report.json: cannot read" in out.stderr
+    empty = run_script("recompute.py", str(tmp_path / "export"))
+    assert empty.returncode == 2
+    assert "no saved match here (expected export/1.json and report.json" in empty.stderr
 
 
 def test_json_document(fixtures_platform):
     out = run(fixtures_platform, "--json", CLEAN, TAMPERED)
     assert out.returncode == 1
     doc = json.loads(out.stdout)
-    assert doc["exit"] == 1
+    assert (doc["script"], doc["exit"]) == ("recompute.py", 1)
     assert doc["summary"]["seats"] == 7
+    assert {k: doc["summary"][k] for k in ("figuresSame", "figuresCompared", "checksAgree", "checksMade")} == {
+        "figuresSame": 118, "figuresCompared": 119, "checksAgree": 138, "checksMade": 138}
+    assert doc["summary"]["differ"] == [TAMPERED]
     first, second = doc["matches"]
-    assert (first["matchId"], first["exit"], first["figuresSame"], first["figuresCompared"]) == (CLEAN, 0, 32, 32)
+    assert (first["matchId"], first["exit"], first["figuresSame"], first["figuresCompared"]) == (CLEAN, 0, 34, 34)
     row = [r for s in second["seats"] for r in s["figures"] if r["same"] is False]
-    assert row == [{"figure": "wealth", "published": 65.01, "recomputed": 65.0, "same": False}]
+    assert row == [{"key": {"match": TAMPERED, "seat": "a_2", "figure": "wealth"}, "label": "a_2 wealth",
+                    "published": 65.01, "recomputed": 65.0, "same": False, "difference": -1}]
+    assert first["checks"][0] == {"check": "metrics a_1.gather", "agrees": True, "published": 27,
+                                  "recomputed": 27}
 
 
 def test_base_from_environment(fixtures_platform):

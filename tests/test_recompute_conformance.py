@@ -29,12 +29,14 @@ def ids(entries):
 def test_match_comes_out_as_the_manifest_says(conformance_platform, entry):
     out = run_script("recompute.py", "--base", conformance_platform.url, entry["id"])
     assert "Traceback" not in out.stderr
+    wide = [line for line in (out.stdout + out.stderr).splitlines() if len(line) > 100]
+    assert wide == []
     expected = entry["expected"]
     if expected == "playing":
         assert out.returncode == 2
         assert "still playing" in out.stderr
         return
-    differs = [line for line in out.stdout.splitlines() if line.endswith("DIFFERS")]
+    differs = [line for line in out.stdout.splitlines() if line.startswith("DIFFERS ")]
     if expected in ("same", "explained"):
         assert out.returncode == 0, differs or out.stderr
         assert (": explained by E" in out.stdout) == (expected == "explained")
@@ -43,12 +45,18 @@ def test_match_comes_out_as_the_manifest_says(conformance_platform, entry):
         assert out.returncode == 1
         assert differs, out.stdout
         tamper = entry["tamper"]
-        named = {line.split()[0] for line in differs}
+        # "DIFFERS a_5 economy: published 44.0, recomputed 43.9, +1 in the last place"
+        named = {line.split(":")[0].split(" ", 2)[2] for line in differs}
         if "report.json" in tamper:  # e.g. "report.json scorecards[4] (a_5) dimensions.economy 43.9 -> 44.0"
             figure = tamper.split()[3].split(".")[-1]
             assert figure in named
+            seat = tamper.split("(")[1].split(")")[0]
+            was, now = tamper.split()[4], tamper.split()[6]  # the last place is the one the record prints
+            ulps = int(round((float(was) - float(now)) * 10 ** len(now.split(".")[1])))
+            assert any(line.startswith("DIFFERS %s %s: " % (seat, figure))
+                       and line.endswith(", %+d in the last place" % ulps) for line in differs), differs
         else:  # a tampered archive or event: the wealth no longer replays
-            assert "wealth replay" in " ".join(differs)
+            assert "wealth replay" in named
 
 
 @pytest.mark.parametrize("entry", READABLE, ids=ids(READABLE))
@@ -60,8 +68,8 @@ def test_every_rubric_version_recomputes(conformance, entry):
     for version in versions:
         archive, report = rc.read_match(rc.SavedCopies(str(folder)), version)
         result = rc.audit(archive, report)
-        wrong = [(s["agentId"], r["figure"]) for s in result["seats"] for r in s["figures"]
-                 if r["same"] is False and r["figure"] != "wealth replay"]
+        wrong = [r["label"] for s in result["seats"] for r in s["figures"]
+                 if r["same"] is False and r["key"]["figure"] != "wealth replay"]
         assert wrong == [], version
         assert result["checksAgree"] == result["checksMade"]
 
@@ -79,5 +87,8 @@ def test_corpus_summary(conformance, conformance_platform):
     out = run_script("recompute.py", "--base", conformance_platform.url, *clean)
     assert out.returncode == 0
     seats = sum(e["fieldSize"] for e in MATCHES if e["expected"] in ("same", "explained"))
-    assert ("%d matches (0 unreadable), %d seats: Fitness Index reproduced for %d of %d seats"
-            % (len(clean), seats, seats, seats)) in out.stdout
+    assert "\n%d matches: %d read, 0 could not be read; %d seats\n" % (len(clean), len(clean), seats) in out.stdout
+    assert ("Fitness Index reproduced for %d of %d seats; final wealth (published) for %d of %d\n"
+            % (seats, seats, seats, seats)) in out.stdout
+    assert "differ:" not in out.stdout and "could not be read:" not in out.stdout
+    assert [line for line in out.stdout.splitlines() if len(line) > 100] == []

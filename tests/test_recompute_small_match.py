@@ -50,7 +50,7 @@ def small_match(rubric):
                    dict(agent, agentId="a_2", reputation=0, inventory={"tool": 7, "wood": 1})]}
     page = {"matchId": "m_000000000001", "page": 1, "pageCount": 1, "errata": [],
             "archive": archive, "events": events}
-    card = {"rank": 1, "wealth": 100.0, "fitnessIndex": 0.0, "grade": "F", "achievements": [],
+    card = {"status": "active", "rank": 1, "wealth": 100.0, "fitnessIndex": 0.0, "grade": "F", "achievements": [],
             "dimensions": dict.fromkeys(rc.DIMENSIONS, 0.0)}
     report = {"matchId": "m_000000000001", "rubricVersion": rubric, "scorecards": [
         dict(card, agentId="a_1", raw={"messagesSent": 3}), dict(card, agentId="a_2", raw={"messagesSent": 0})]}
@@ -108,3 +108,22 @@ def test_small_match_raw_figures_under_2_4():
     assert (a_1["mapCoverage"], a_2["mapCoverage"]) == (0.03, 0.01)
     assert a_1["achievements"] == a_2["achievements"] == ["survivor"]
     assert a_1["circularEstimated"] is False
+
+
+def test_status_is_a_figure_and_exploration_lists_every_seat():
+    page, report = small_match("2.4")
+    report["scorecards"][1]["status"] = "dead"          # the archive's a_2 is active
+    page["archive"]["exploration"] = {"regions": 100, "agents": {"a_1": {"visited": 3, "coverage": 0.03}}}
+    result = rc.audit(*rc.read_match(Pages(page, report), None))
+    status = [[(r["published"], r["recomputed"], r["same"]) for r in s["figures"] if r["key"]["figure"] == "status"]
+              for s in result["seats"]]
+    assert status == [[("active", "active", True)], [("dead", "active", False)]]
+    explored = [(c["check"], c["agrees"]) for c in result["checks"] if c["check"].startswith("exploration")]
+    assert explored == [("exploration a_2", False), ("exploration a_1.visited", True),
+                        ("exploration a_1.coverage", True)]
+    assert result["exit"] == 1
+    report["scorecards"][1]["status"] = "active"        # the block lists both seats: every check agrees
+    page["archive"]["exploration"]["agents"]["a_2"] = {"visited": 1, "coverage": 0.01}
+    result = rc.audit(*rc.read_match(Pages(page, report), None))
+    assert [c["agrees"] for c in result["checks"] if c["check"].startswith("exploration")] == [True] * 4
+    assert [r["key"]["figure"] for r in result["seats"][0]["figures"]][:3] == ["wealth", "status", "rank"]

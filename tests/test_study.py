@@ -223,7 +223,8 @@ def test_print_comparison_figure(x, text):
 
 def test_same_reads_the_page_places_and_tolerance():
     result = rs.Result()
-    rs.decimal_figure(result, "a", "-0.0003", -0.00034, 3, 1)     # printed at the page's 4 places
+    rs.decimal_figure(result, "a", "-0.0003", -0.00034, 3, 1,      # near zero: 4 places keep its side
+                      rs.print_comparison_figure)
     rs.decimal_figure(result, "b", "2.200", 2.2011, 3, 1)          # one unit apart: same
     rs.decimal_figure(result, "c", "2.200", 2.2024, 3, 1)          # two units: differs
     rs.decimal_figure(result, "d", "56.1", 56.14, 1, 0)            # a model's figure: exact
@@ -409,6 +410,103 @@ def test_withheld_verdict_is_a_check(tmp_path):
     write_study(tmp_path / "b", "fixed", reading_changes={"verdict": "better", "withheld": "owner_stop"})
     done = run_hand(tmp_path / "b")
     assert done.returncode == 1
+
+
+@pytest.mark.parametrize("page, places, wanted", [
+    ("2.000", 3, 3), ("2", 3, 3), ("2.0000", 3, 3), ("0.2500", 4, 4), ("0", 4, 4),
+    ("0.0004", 3, 4),              # not 0 but would print as zero: one more place keeps its side
+    ("-0.00004", 3, 5), ("0.0006", 3, 3),      # 0.0006 prints 0.001 at 3 places
+    ("0.000", 3, 3), ("0.000000", 3, 6), ("-0.000000", 3, 6),   # zero itself; a tiny figure
+    ("-0.000", 3, 6), ("0.0000", 3, 3), ("0.00000", 4, 4), ("0.0000004", 4, 7),
+])
+def test_six_places_read_from_the_page_figure(page, places, wanted):
+    assert rs.six_places(page, places, rs.print_comparison_figure) == wanted
+    assert rs.six_places(page, places, rs.print_figure) == places   # p, an arm's, a model's
+
+
+def study_at_own_figures(root):
+    """The hand study with trial 3 on trial 2's map (so a map interval exists) and a page whose
+    every figure is the script's own: each figure's (reading path, recomputed text, places)."""
+    write_study(root, "fixed", trials_tamper=lambda rows: [r.replace(",1003,77,", ",1002,77,") for r in rows])
+    folder = root / "u" / "hand" / "studies" / STUDY
+    trials = rs.read_trials((folder / "trials.csv").read_bytes())
+    seats = rs.read_seats((folder / "seats.csv").read_bytes())
+    reading = hand_reading("fixed")
+    reading["comparisons"][0].update(maps=2, mapInterval=["0", "0"])
+    ours = {f[0]: f[2] for f in rs.recompute(STUDY, trials, seats, reading, None)[1].figures}
+    kinds = {}
+    for key, (group, at, places) in {
+            "comparison 1 (treated): ": ("comparisons", 0, 3), "arm 1 (treated): ": ("arms", 1, 2),
+            "model model-a: ": ("models", 0, 1)}.items():
+        for figure in ("mean", "interval", "map interval", "bootstrap", "p"):
+            for end, label in (((None, ""),) if figure in ("mean", "p") else ((0, " low"), (1, " high"))):
+                name = key + figure + label
+                if name in ours:
+                    kinds[name] = ((group, at, figure.replace("map interval", "mapInterval"), end),
+                                   ours[name], 4 if figure == "p" else places)
+    for path, text, _ in kinds.values():
+        entry = reading[path[0]][path[1]]
+        if path[3] is None:
+            entry[path[2]] = text
+        else:
+            entry[path[2]][path[3]] = text
+    return trials, seats, reading, kinds
+
+
+def test_each_figure_at_other_places_than_six_gives_differs(tmp_path):
+    trials, seats, reading, kinds = study_at_own_figures(tmp_path)
+    assert len(kinds) == 14       # a comparison's 8 (mean, p, three intervals), an arm's 3, a model's 3
+    # maps 1001 (D 1000) and 1002 (D 2000, 3000): E = -3000, 3000, SE 0.6667, t(1) 12.706
+    assert kinds["comparison 1 (treated): map interval low"][1:] == ("-6.471", 3)
+    assert kinds["model model-a: mean"][1:] == ("53.0", 1)
+
+    def figure(name, text):
+        path = kinds[name][0]
+        page = json.loads(json.dumps(reading))
+        entry = page[path[0]][path[1]]
+        if path[3] is None:
+            entry[path[2]] = text
+        else:
+            entry[path[2]][path[3]] = text
+        found = [f for f in rs.recompute(STUDY, trials, seats, page, None)[1].figures if f[0] == name]
+        return found[0][2:]
+
+    for name, (_, text, places) in kinds.items():
+        assert figure(name, text) == (text, True, None), name
+        units = rs.exact_units(text, places)
+        loose = 0 if name.endswith(": p") or name.startswith("model") else 1
+        for step, same in ((loose, True), (loose + 1, False)):
+            near = rs._units_text(abs(units + step), places, units + step < 0)
+            assert figure(name, near) == (text, same, None), (name, near)
+        fewer = rs.print_figure(rs.exact_units(text, places) / 10 ** places, places - 1)
+        assert figure(name, fewer) == (
+            text, False, "printed at %d places; \u00a76 prints %d" % (places - 1, places)), name
+        assert figure(name, text + "0") == (
+            text, False, "printed at %d places; \u00a76 prints %d" % (places + 1, places)), name
+
+
+@pytest.mark.parametrize("key, page, ours, reason", [
+    ("p", "0", "0.2500", "printed at 0 places; \u00a76 prints 4"),
+    ("mean", "2", "2.000", "printed at 0 places; \u00a76 prints 3"),
+    ("mean", "2.0000", "2.000", "printed at 4 places; \u00a76 prints 3"),
+])
+def test_figure_at_other_places_says_so(tmp_path, key, page, ours, reason):
+    study_dir = write_study(tmp_path, "fixed", reading_changes={key: page})
+    done = run_hand(tmp_path)
+    assert done.returncode == 1
+    name = "comparison 1 (treated): " + key
+    wrong = [(f["figure"], f["page"], f["recomputed"], f["reason"])
+             for f in json.loads(done.stdout)["figures"] if not f["same"]]
+    assert wrong == [(name, page, ours, reason)]
+    done = run_script(SCRIPT, "https://daishi.ai/u/hand/studies/" + STUDY, "--trials", study_dir / "trials.csv",
+                      "--seats", study_dir / "seats.csv", "--page", tmp_path / "u" / "hand.json")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    row = [i for i, line in enumerate(lines) if line.startswith(name + " ")][0]
+    assert lines[row].split()[-3:] == [page, ours, "DIFFERS"]
+    assert lines[row + 1] == "    (%s)" % reason          # the reason on a line of its own
+    table = lines[lines.index("") + 1:lines.index("checks")]
+    assert max(len(line) for line in table) <= 100
 
 
 def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
