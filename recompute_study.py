@@ -1731,7 +1731,8 @@ def run(args):
     if old:
         when = _shown(old.get("saved")) or "an unknown time"
         header += ["", "against %s: unchanged since %s" % (_shown(args.against), when)] if not changes else (
-            ["", "against %s, saved %s: %d changes" % (_shown(args.against), when, len(changes))]
+            ["", "against %s, saved %s: %d change%s" % (_shown(args.against), when, len(changes),
+                                                       "s" if len(changes) > 1 else "")]
             + ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
                for name, where, was, now in changes[:SHOWN_CHANGES]]
             + (["  ... and %d more" % (len(changes) - SHOWN_CHANGES)] if len(changes) > SHOWN_CHANGES else []))
