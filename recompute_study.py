@@ -21,12 +21,15 @@ Offline, or any mix: the address still names the study; these read saved copies.
 
     --trials FILE   trials.csv          --seats FILE   seats.csv
     --page FILE     the profile JSON    --recipe FILE  the recipe JSON (anytime rule)
-    --save DIR      keep every downloaded file in DIR (trials.csv, seats.csv,
-                    profile.json, recipe.json)
-    --json          print the result as one JSON document
+    --save DIR      keep every file read in DIR (trials.csv, seats.csv, profile.json,
+                    recipe.json) with saved.json (address, time, sha256 of each file)
+    --against OLD   list what changed since the copy --save wrote in OLD
+    --all           every figure on its own row    --json   one JSON document
+
+    python3 recompute_study.py DIR      # a folder --save wrote, read offline
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure
-differs or a check fails; 2 the study cannot be read (still playing, no such
+differs, a check fails or --against finds a change; 2 the study cannot be read (still playing, no such
 study or a run set, no reading on the profile, no recipe under the anytime
 rule, a network failure, or a file not of the documented form). A download
 is a network failure when the server is silent for 30 s, or when its answer,

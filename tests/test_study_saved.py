@@ -130,12 +130,12 @@ def test_json_errors_and_usage_errors_are_documents():
     out = json.loads(done.stdout)
     assert out == {"script": SCRIPT, "exit": 2, "error": done.stderr.strip()}
     assert "expected https://daishi.ai/u/<handle>/studies/s_<8 hex digits>" in out["error"]
-    done = run_script(SCRIPT, "--json", "--bogus")
-    assert done.returncode == 2
-    assert json.loads(done.stdout) == {"script": SCRIPT, "exit": 2,
-                                       "error": "recompute_study.py: the following arguments are required: "
-                                                "address, unrecognized arguments: --bogus"} or \
-        json.loads(done.stdout)["error"] in done.stderr
+    for args, error in ((["--json"], "the following arguments are required: address"),
+                        (["x", "--json", "--bogus"], "unrecognized arguments: --bogus")):
+        done = run_script(SCRIPT, *args)
+        assert done.returncode == 2
+        assert json.loads(done.stdout) == {"script": SCRIPT, "exit": 2, "error": SCRIPT + ": " + error}
+        assert done.stderr == SCRIPT + ": " + error + "\n"
     done = run_script(SCRIPT, "--bogus")
     assert done.returncode == 2 and done.stdout == "" and "usage:" in done.stderr
 
