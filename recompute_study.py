@@ -29,9 +29,10 @@ Offline, or any mix: the address still names the study; these read saved copies.
     python3 recompute_study.py DIR      # a folder --save wrote, read offline
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure
-differs, a check fails or --against finds a change; 2 the study cannot be read (still playing, no such
-study or a run set, no reading on the profile, no recipe under the anytime
-rule, a network failure, or a file not of the documented form). A download
+differs, a check fails or --against finds a change; 2 the study cannot be
+read (still playing, no such study or a run set, no reading on the profile,
+no recipe under the anytime rule, a network failure, or a file not of the
+documented form) or an option cannot be used. A download
 is a network failure when the server is silent for 30 s, or when its answer,
 once begun, is not whole within 30 s more.
 
