@@ -1539,7 +1539,7 @@ def read_saved(folder, option):
     return saved
 
 
-def _rows(name, body):
+def _rows(body):
     try:
         return list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline="")))
     except csv.Error:
@@ -1570,11 +1570,12 @@ def changes_since(old, study_id, bodies):
         except OSError as error:
             raise Unreadable("--against %s: cannot read %s: %s" % (_shown(old), name, error.strerror or error))
         now = bodies.get(name)
+        if was == now:
+            continue
         if was is None or now is None:
-            if was is not now:
-                changes.append((name, "", "absent" if was is None else "saved", "absent" if now is None else "read"))
+            changes.append((name, "", "absent" if was is None else "saved", "absent" if now is None else "read"))
         elif name.endswith(".csv"):
-            was_rows, now_rows = _rows(name, was), _rows(name, now)
+            was_rows, now_rows = _rows(was), _rows(now)
             for line in range(1, max(len(was_rows), len(now_rows)) + 1):
                 a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was_rows, now_rows))
                 if a is None or b is None:
@@ -1586,7 +1587,7 @@ def changes_since(old, study_id, bodies):
                     if x != y:
                         head = now_rows[0][column] if column < len(now_rows[0]) else "column %d" % (column + 1)
                         changes.append((name, "line %d %s" % (line, head), x, y))
-        elif was != now:
+        else:
             found = []
             try:
                 was, now = json.loads(was.decode("utf-8")), json.loads(now.decode("utf-8"))
@@ -1596,7 +1597,7 @@ def changes_since(old, study_id, bodies):
                                 for p in (was, now))
                     name += " (the study's card)"
                 _json_changes("", was, now, found)
-            except ValueError:
+            except (ValueError, RecursionError):
                 found = [("", "(the saved bytes)", "(other bytes)")]
             changes += [(name, where.lstrip("."), a, b) for where, a, b in found]
     return changes
