@@ -21,16 +21,20 @@ Offline, or any mix: the address still names the study; these read saved copies.
 
     --trials FILE   trials.csv          --seats FILE   seats.csv
     --page FILE     the profile JSON    --recipe FILE  the recipe JSON (anytime rule)
-    --save DIR      keep every downloaded file in DIR (trials.csv, seats.csv,
-                    profile.json, recipe.json)
-    --json          print the result as one JSON document
+    --save DIR      keep every file read in DIR (trials.csv, seats.csv, profile.json,
+                    recipe.json) with saved.json (address, time, sha256 of each file)
+    --against OLD   list what changed since the copy --save wrote in OLD
+    --all           every figure on its own row    --json   one JSON document
+
+    python3 recompute_study.py DIR      # a folder --save wrote, read offline
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure
-differs or a check fails; 2 the study cannot be read (still playing, no such
-study or a run set, no reading on the profile, no recipe under the anytime
-rule, a network failure, or a file not of the documented form); 130 Ctrl-C;
-141 stdout closed. A download is a network failure when its answer is not
-whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included.
+differs, a check fails or --against finds a change; 2 the study cannot be
+read (still playing, no such study or a run set, no reading on the profile,
+no recipe under the anytime rule, a network failure, or a file not of the
+documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed.
+A download is a network failure when its answer is not whole 30 s after it
+began (DAISHI_TIMEOUT), a retry after a 5xx included.
 
 Python 3.9 or later, standard library only.
 """
@@ -48,6 +52,7 @@ import socket
 import ssl
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 import urllib.error
@@ -130,19 +135,19 @@ CSV_FIELD_AND_COMMA = re.compile(CSV_FIELD + ",")
 # naming its column) reads it like one.
 NOT_TEXT = re.compile("[\udc00-\udcff]")
 SHOWN_FIELD_CHARACTERS = 40     # a field quoted in an error, at most
+LABEL_CHARACTERS = 24           # an arm's label or a model's name in a figure's label, at most
+WIDTH = 100                     # every line printed fits this many columns
 
 HANDLE = r"[a-z0-9_-]{1,32}"
 STUDY_ID = r"s_[0-9a-f]{8}"
-# The whole address, checked before it is split: no userinfo, query, fragment,
-# escape, space or control character anywhere.
+# The whole address (once a pasted query, fragment or trailing / is let go), checked
+# before it is split: no userinfo, escape, space or control character anywhere.
 STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)/u/(%s)/studies/(%s)"
                            % (HANDLE, STUDY_ID))
 # Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
 # marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 MAX_SHOWN = 300             # characters of a file's or server's text shown, then a marker
-MAX_LABEL = 40              # characters of an arm label or model name in a figure's name
-MAX_NAME_WIDTH = 64         # the figure column pads no wider
 RECIPE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # study.md §1: the seat-score metrics, their range (None: rank's [1, N]) and direction.
@@ -217,11 +222,14 @@ class Unreadable(Exception):
 # ---------------------------------------------------------------- the address
 
 def parse_study_address(address):
-    """(origin, handle, study id) of https://host/u/<handle>/studies/<id>, else Unreadable."""
-    match = STUDY_ADDRESS.fullmatch(address)
+    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted: surrounding
+    whitespace, a trailing / and a ?query or #fragment are let go; anything else is Unreadable."""
+    text = re.split(r"[?#]", address.strip(" \t\r\n"), 1)[0]
+    match = STUDY_ADDRESS.fullmatch(text[:-1] if text.endswith("/") else text)
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
-        raise Unreadable("not a study address of the form https://daishi.ai/u/<handle>/studies/s_<8 hex digits>: %r" % address)
-    return match.group(1), match.group(3), match.group(4)
+        raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
+                         "digits>, or a folder --save wrote)" % _shown_field(address))
+    return match.group(1), match.group(3), match.group(4), match.group()
 
 
 # ---------------------------------------------------------------- fetching
@@ -1159,21 +1167,23 @@ PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,%d})?" % (EXACT_DIGITS, MA
 
 class Result:
     def __init__(self):
-        self.figures = []     # (name, page text, recomputed text, same)
+        self.figures = []     # {key, label, published, recomputed, same, difference[, reason]}
         self.checks = []      # (name, agrees, detail)
         self.trust = []
 
-    def figure(self, name, page, ours, same, reason=None):
-        self.figures.append((name, page, ours, same, reason))
+    def figure(self, key, label, page, ours, same, difference=None, **more):
+        self.figures.append(dict(key=key, label=label, published=page, recomputed=ours, same=same,
+                                 difference=None if same else difference, **more))
 
     def check(self, name, agrees, detail=None):
         self.checks.append((name, bool(agrees), detail))
 
 
 def _shown(page):
+    """A record's or server's value as text for the terminal, through one_line."""
     if page is None:
         return None
-    return page if isinstance(page, str) else json.dumps(page)
+    return one_line(page if isinstance(page, str) else json.dumps(page))
 
 
 def six_places(page, places, printer):
@@ -1189,56 +1199,60 @@ def six_places(page, places, printer):
                 places + SIGN_KEEPING_PLACES)
 
 
-def decimal_figure(result, name, page, value, places, tolerance, printer=print_figure):
-    """Compare a figure at the places §6 gives it (§7 `same`); skip it where neither side has it."""
+def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
+    """Compare a figure at the places §6 gives it (§7 `same`); skip it where neither side has it.
+    `key` names the row ({"arm": 1}), `name` its label ("arm 1 (control)"); the figure is key["figure"]."""
     if page is None and value is None:
         return
+    label = "%s: %s" % (name, key["figure"])
     ours = None if value is None else printer(value, places)
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
-        result.figure(name, _shown(page), ours, False)
+        result.figure(key, label, page, ours, False)
         return
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
     if shown != wanted:
-        result.figure(name, page, ours, False, "printed at %d places; §6 prints %d" % (shown, wanted))
+        result.figure(key, label, page, ours, False, reason="printed at %d places; §6 prints %d" % (shown, wanted))
         return
-    units = int(print_figure(value, shown).replace(".", ""))
-    result.figure(name, page, ours, abs(units - int(page.replace(".", ""))) <= tolerance)
+    units = int(print_figure(value, shown).replace(".", "")) - int(page.replace(".", ""))
+    result.figure(key, label, page, ours, abs(units) <= tolerance, units)
 
 
-def exact_figure(result, name, page, value):
+def exact_figure(result, key, name, page, value):
     """A count or a verdict: the same only when equal."""
     if page is None and value is None:
         return
     same = value is not None and type(page) is type(value) and page == value
-    result.figure(name, _shown(page), None if value is None else str(value), same)
+    numeric = type(value) is int and type(page) is int
+    result.figure(key, "%s: %s" % (name, key["figure"]), page, value, same, value - page if numeric else None)
 
 
-def interval_figures(result, name, page, interval, places, tolerance, printer=print_figure):
+def interval_figures(result, key, name, page, interval, places, tolerance, printer=print_figure):
     page_ends = page if isinstance(page, list) and len(page) == 2 else [page, page] if page is not None else [None, None]
     ours = interval if interval is not None else (None, None)
     for end, label in ((0, "low"), (1, "high")):
-        decimal_figure(result, "%s %s" % (name, label), page_ends[end], ours[end], places, tolerance, printer)
+        decimal_figure(result, dict(key, figure="%s %s" % (key["figure"], label)), name, page_ends[end],
+                       ours[end], places, tolerance, printer)
 
 
 def comparison_figures(result, arm, label, ours, page, terms):
     page = page if isinstance(page, dict) else {}
-    name = "comparison %d (%s)" % (arm, label)
-    places = terms.places
-    exact_figure(result, name + ": n", page.get("n"), ours.n)
-    decimal_figure(result, name + ": mean", page.get("mean"), ours.mean, places, LOOSE_UNITS,
+    name = "comparison %s (%s)" % (arm, _clip(_shown(label), LABEL_CHARACTERS))
+    places, key = terms.places, lambda figure: {"comparison": arm, "figure": figure}
+    exact_figure(result, key("n"), name, page.get("n"), ours.n)
+    decimal_figure(result, key("mean"), name, page.get("mean"), ours.mean, places, LOOSE_UNITS,
                    print_comparison_figure)
-    interval_figures(result, name + ": interval", page.get("interval"), ours.interval, places,
+    interval_figures(result, key("interval"), name, page.get("interval"), ours.interval, places,
                      LOOSE_UNITS, print_comparison_figure)
-    interval_figures(result, name + ": map interval", page.get("mapInterval"), ours.map_interval,
+    interval_figures(result, key("map interval"), name, page.get("mapInterval"), ours.map_interval,
                      places, LOOSE_UNITS, print_comparison_figure)
-    exact_figure(result, name + ": maps", page.get("maps"), ours.maps)
+    exact_figure(result, key("maps"), name, page.get("maps"), ours.maps)
     p = None if ours.p is None else ours.p.numerator / ours.p.denominator
-    decimal_figure(result, name + ": p", page.get("p"), p, P_PLACES, EXACT_UNITS)
-    interval_figures(result, name + ": bootstrap", page.get("bootstrap"), ours.bootstrap, places,
+    decimal_figure(result, key("p"), name, page.get("p"), p, P_PLACES, EXACT_UNITS)
+    interval_figures(result, key("bootstrap"), name, page.get("bootstrap"), ours.bootstrap, places,
                      LOOSE_UNITS, print_comparison_figure)
     withheld = page.get("withheld")
     if withheld is None:
-        exact_figure(result, name + ": verdict", page.get("verdict"), ours.verdict)
+        exact_figure(result, key("verdict"), name, page.get("verdict"), ours.verdict)
     else:
         result.check("comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld)),
                      page.get("verdict") is None,
@@ -1381,7 +1395,7 @@ def recompute(study_id, trials, seats, reading, rho):
     labels = {}
     trials_by_trial = {}
     for row in trials:
-        labels.setdefault(int(row["arm"]), one_line(row["arm_label"], MAX_LABEL))
+        labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
 
     page_comparisons = _by_key(reading.get("comparisons"), "arm", int)
@@ -1399,25 +1413,27 @@ def recompute(study_id, trials, seats, reading, rho):
     for arm in terms.arms:
         n, mean, interval = arm_figures(arm, trials, terms)
         page = page_arms.get(arm) if isinstance(page_arms.get(arm), dict) else {}
-        name = "arm %d (%s)" % (arm, labels[arm])
-        exact_figure(result, name + ": n", page.get("n"), n)
-        decimal_figure(result, name + ": mean", page.get("mean"), mean, ARM_PLACES, LOOSE_UNITS)
-        interval_figures(result, name + ": interval", page.get("interval"), interval, ARM_PLACES, LOOSE_UNITS)
+        name, key = "arm %d (%s)" % (arm, _clip(_shown(labels[arm]), LABEL_CHARACTERS)), {"arm": arm}
+        exact_figure(result, dict(key, figure="n"), name, page.get("n"), n)
+        decimal_figure(result, dict(key, figure="mean"), name, page.get("mean"), mean, ARM_PLACES, LOOSE_UNITS)
+        interval_figures(result, dict(key, figure="interval"), name, page.get("interval"), interval,
+                         ARM_PLACES, LOOSE_UNITS)
     for arm in sorted(set(page_arms) - set(terms.arms), key=str):
-        page = page_arms[arm]
-        exact_figure(result, "arm %s (not in the files): n" % arm, page.get("n"), None)
+        exact_figure(result, {"arm": arm, "figure": "n"}, "arm %s (not in the files)" % arm,
+                     page_arms[arm].get("n"), None)
 
     page_models = _by_key(reading.get("models"), "model", str)
     models = model_figures(seats)
     for model, (n, g, mean, interval) in models.items():
         page = page_models.get(model, {})
-        name = "model %s" % one_line(model, MAX_LABEL)
-        exact_figure(result, name + ": seats", page.get("seats"), n)
-        exact_figure(result, name + ": trials", page.get("trials"), g)
-        decimal_figure(result, name + ": mean", page.get("mean"), mean, MODEL_PLACES, EXACT_UNITS)
-        interval_figures(result, name + ": interval", page.get("interval"), interval, MODEL_PLACES, EXACT_UNITS)
+        name, key = "model %s" % _clip(_shown(model), LABEL_CHARACTERS), lambda figure: {"model": model, "figure": figure}
+        exact_figure(result, key("seats"), name, page.get("seats"), n)
+        exact_figure(result, key("trials"), name, page.get("trials"), g)
+        decimal_figure(result, key("mean"), name, page.get("mean"), mean, MODEL_PLACES, EXACT_UNITS)
+        interval_figures(result, key("interval"), name, page.get("interval"), interval, MODEL_PLACES, EXACT_UNITS)
     for model in [m for m in page_models if m not in models]:
-        exact_figure(result, "model %s (not in the files): seats" % one_line(model, MAX_LABEL),
+        exact_figure(result, {"model": model, "figure": "seats"},
+                     "model %s (not in the files)" % _clip(_shown(model), LABEL_CHARACTERS),
                      page_models[model].get("seats"), None)
 
     if terms.seat_score:
@@ -1429,10 +1445,12 @@ def recompute(study_id, trials, seats, reading, rho):
             if row["value"]:
                 ours = value_from_seats(row, focal.get((int(row["trial"]), int(row["arm"]))), terms.metric)
                 page_units = exact_units(row["value"], 3)
-                result.figure("trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
+                result.figure({"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
+                              "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
                               _units_text(abs(page_units), VALUE_PLACES, page_units < 0),
                               None if ours is None else _units_text(abs(ours), VALUE_PLACES, ours < 0),
-                              ours == page_units)
+                              ours == page_units, None if ours is None else ours - page_units,
+                              file="trials.csv", line=row["_line"])
 
     file_checks(result, study_id, trials, seats, reading, terms)
 
@@ -1450,64 +1468,243 @@ def recompute(study_id, trials, seats, reading, rho):
 
 # ---------------------------------------------------------------- reporting
 
-def report_text(header, result):
-    """The report as text; every string a file or server sent passes through one_line."""
-    lines = [one_line(line) for line in header] + [""]
-    figures = [[one_line(text or "none") for text in f[:3]] + list(f[3:]) for f in result.figures]
-    width = min(max([len(f[0]) for f in figures] + [20]), MAX_NAME_WIDTH) + 2
-    lines.append("%-*s %-12s %-12s" % (width, "figure", "page", "recomputed"))
-    for name, page, ours, same, reason in figures:
-        lines.append("%-*s %-12s %-12s %s" % (width, name, page, ours, "same" if same else "DIFFERS"))
-        if reason:
-            lines.append("    (%s)" % reason)
-    lines.append("")
-    lines.append("checks")
-    for number, (name, agrees, detail) in enumerate(result.checks, 1):
-        lines.append("%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
-                                         "" if detail is None else " (%s)" % one_line(detail)))
-    lines.append("")
-    lines.append("figures that match: %d of %d compared" % (
-        sum(1 for f in result.figures if f[3]), len(result.figures)))
-    lines.append("checks that agree: %d of %d made" % (
-        sum(1 for c in result.checks if c[1]), len(result.checks)))
-    lines.append("taken on trust:")
-    lines.extend("  - " + one_line(item) for item in result.trust)
-    return "\n".join(lines)
+def _clip(text, n):
+    """Text cut to n characters, with a visible marker."""
+    return text if len(text) <= n else text[:n - 3] + "..."
 
 
-def report_json(study_id, address, sources, result, status):
-    return json.dumps({
-        "study": study_id,
-        "address": address,
-        "sources": sources,
-        "figures": [dict({"figure": name, "page": page, "recomputed": ours, "same": same},
-                         **({"reason": reason} if reason else {}))
-                    for name, page, ours, same, reason in result.figures],
-        "checks": [{"check": name, "agrees": agrees, "detail": detail}
-                   for name, agrees, detail in result.checks],
-        "counts": {
-            "figuresMatch": sum(1 for f in result.figures if f[3]),
-            "figuresCompared": len(result.figures),
-            "checksAgree": sum(1 for c in result.checks if c[1]),
-            "checksMade": len(result.checks),
-        },
-        "trust": result.trust,
-        "exit": status,
-    }, indent=1, ensure_ascii=True)
+def _cell(value):
+    return "none" if value is None else _clip(_shown(value), 24)
+
+
+def _difference(f):
+    return "" if f["difference"] is None else " (%+d)" % f["difference"]
+
+
+def _both(f):
+    """One value where page and recomputed agree, both where they differ."""
+    return _cell(f["published"]) if f["same"] else "%s->%s%s" % (
+        _cell(f["published"]), _cell(f["recomputed"]), _difference(f))
+
+
+def _table(head, rows):
+    """Columns padded to their widest cell, cut into bands that each fit WIDTH beside the first."""
+    widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+    lines, start = [], 1
+    while start < len(head):
+        end, used = start + 1, widths[0] + 2 + widths[start]
+        while end < len(head) and used + 2 + widths[end] <= WIDTH:
+            used, end = used + 2 + widths[end], end + 1
+        lines += ["  ".join(r[i].ljust(widths[i]) for i in [0] + list(range(start, end))).rstrip()
+                  for r in [head] + rows]
+        start = end
+    return lines
+
+
+def report_text(header, result, every):
+    """Root causes first, then a table per comparison, arm and model (with --all, a row per figure),
+    the checks, the counts and the trust list; every line fits WIDTH, what a file or server sent escaped."""
+    lines = [one_line(line) for line in header]
+    values = [f for f in result.figures if "line" in f]
+    figures = [f for f in result.figures if "line" not in f]
+    wrong = [f for f in values if not f["same"]]
+    if wrong:
+        lines += ["", "root causes: trial values that do not follow from their focal seats"]
+        lines += ["  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
+            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]),
+            _difference(f)) for f in wrong]
+    if every:
+        width = min(max([len(f["label"]) for f in result.figures] + [20]), 60) + 2
+        for title, rows in (("figure  page", figures), ("trial value  trials.csv", values)):
+            if rows:
+                lines += ["", "%-*s %-12s recomputed" % ((width,) + tuple(title.split("  ")))]
+            for f in rows:
+                lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
+                                                      _cell(f["recomputed"]),
+                                                      "same" if f["same"] else "DIFFERS" + _difference(f)))
+                if f.get("reason"):
+                    lines.append("    (%s)" % f["reason"])
+    else:
+        for kind in ("comparison", "arm", "model"):
+            rows, columns = {}, []
+            for f in figures:
+                if kind in f["key"]:
+                    column = re.sub(" (low|high)$", "", f["key"]["figure"])
+                    columns += [column] if column not in columns else []
+                    rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(_both(f))
+            if rows:
+                lines += [""] + _table([kind + "s"] + columns, [
+                    [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+                    for name, cells in rows.items()])
+        differ = sum(1 for f in figures if not f["same"])
+        if differ:
+            lines += ["", "DIFFERS: %d figures; a cell that differs shows page->recomputed "
+                          "(the difference in units of its last place)" % differ]
+        lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
+        if values:
+            lines += ["", "trial values from their focal seats: %d of %d agree" % (
+                len(values) - len(wrong), len(values))]
+    lines += ["", "checks"]
+    lines += ["%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
+                                  "" if detail is None else " (%s)" % one_line(detail))
+              for number, (name, agrees, detail) in enumerate(result.checks, 1)]
+    summary = _summary(result)
+    lines += ["", "figures that match: %d of %d compared" % (summary["figuresSame"], summary["figuresCompared"]),
+              "checks that agree: %d of %d made" % (summary["checksAgree"], summary["checksMade"]),
+              "taken on trust:"] + ["  - " + one_line(item) for item in result.trust]
+    return "\n".join(part for line in lines for part in (
+        textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False) if len(line) > WIDTH else [line]))
+
+
+def _summary(result):
+    return {"figuresSame": sum(1 for f in result.figures if f["same"]), "figuresCompared": len(result.figures),
+            "checksAgree": sum(1 for c in result.checks if c[1]), "checksMade": len(result.checks)}
+
+
+def _number(value):
+    """A figure's text as the number it prints; any other value as it is."""
+    if isinstance(value, str) and DECIMAL_TEXT.fullmatch(value) and len(value) <= 2 * EXACT_DIGITS:
+        return float(value) if "." in value else int(value)
+    return value
+
+
+def _json_figure(f):
+    out = dict(f, published=_number(f["published"]), recomputed=_number(f["recomputed"]))
+    shown = {side: f[side] for side in ("published", "recomputed") if _number(f[side]) is not f[side]
+             and (f.get("reason") or not float(f[side]))}    # places or a sign the number loses
+    return dict(out, shown=shown) if shown else out
+
+
+def report_json(study_id, address, sources, result, status, against):
+    return json.dumps(dict({
+        "script": SCRIPT, "exit": status, "study": study_id, "address": address, "sources": sources,
+        "summary": _summary(result),
+        "figures": [_json_figure(f) for f in result.figures],
+        "checks": [{"check": name, "agrees": agrees, "detail": detail} for name, agrees, detail in result.checks],
+        "trusted": result.trust,
+    }, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
+
+
+# ---------------------------------------------------------------- saved copies
+
+SCRIPT = "recompute_study.py"
+FILES = {"trials": "trials.csv", "seats": "seats.csv", "page": "profile.json", "recipe": "recipe.json"}
+SAVED = "saved.json"
+SHOWN_CHANGES = 40          # changes listed before "... and N more"
+
+
+def read_saved(folder, option):
+    """A saved folder's saved.json: its address and time, the files' sha256."""
+    try:
+        with open(os.path.join(folder, SAVED), "rb") as handle:
+            body = handle.read(MAX_RESPONSE_BYTES)
+    except OSError as error:
+        raise Unreadable("%s%s: not a folder --save wrote (%s: %s)" % (
+            option, _shown(folder), SAVED, error.strerror or error))
+    saved = read_json(body, "%s%s" % (option, _shown(os.path.join(folder, SAVED))))
+    if not (isinstance(saved, dict) and isinstance(saved.get("address"), str)
+            and isinstance(saved.get("files"), dict)):
+        raise Unreadable("%s%s: not a folder --save wrote (no address and files in %s)"
+                         % (option, _shown(folder), SAVED))
+    return saved
+
+
+def _rows(body):
+    try:
+        return list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline="")))
+    except csv.Error:
+        return [["(not CSV)"]]
+
+
+def _json_changes(where, was, now, changes):
+    if isinstance(was, dict) and isinstance(now, dict):
+        for key in list(was) + [k for k in now if k not in was]:
+            _json_changes("%s.%s" % (where, key), was.get(key, "(absent)"), now.get(key, "(absent)"), changes)
+    elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
+        for index, (a, b) in enumerate(zip(was, now)):
+            _json_changes("%s[%d]" % (where, index), a, b, changes)
+    elif was != now:
+        changes.append((where, was, now))
+
+
+def changes_since(old, study_id, bodies):
+    """Every file, row and field that differs between the saved folder `old` and the files read now:
+    (file, where, was, now); on the profile only this study's card counts."""
+    changes = []
+    for name in FILES.values():
+        try:
+            with open(os.path.join(old, name), "rb") as handle:
+                was = handle.read(MAX_RESPONSE_BYTES)
+        except FileNotFoundError:
+            was = None
+        except OSError as error:
+            raise Unreadable("--against %s: cannot read %s: %s" % (_shown(old), name, error.strerror or error))
+        now = bodies.get(name)
+        if was == now:
+            continue
+        if was is None or now is None:
+            changes.append((name, "", "absent" if was is None else "saved", "absent" if now is None else "read"))
+        elif name.endswith(".csv"):
+            was_rows, now_rows = _rows(was), _rows(now)
+            for line in range(1, max(len(was_rows), len(now_rows)) + 1):
+                a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was_rows, now_rows))
+                if a is None or b is None:
+                    changes.append((name, "line %d" % line, "absent" if a is None else ",".join(a),
+                                    "absent" if b is None else ",".join(b)))
+                    continue
+                for column in range(max(len(a), len(b))):
+                    x, y = (row[column] if column < len(row) else "(absent)" for row in (a, b))
+                    if x != y:
+                        head = now_rows[0][column] if column < len(now_rows[0]) else "column %d" % (column + 1)
+                        changes.append((name, "line %d %s" % (line, head), x, y))
+        else:
+            found = []
+            try:
+                was, now = json.loads(was.decode("utf-8")), json.loads(now.decode("utf-8"))
+                if name == FILES["page"]:
+                    was, now = ([c for c in p.get("studies", []) if isinstance(c, dict) and c.get("id") == study_id]
+                                if isinstance(p, dict) and isinstance(p.get("studies"), list) else p
+                                for p in (was, now))
+                    name += " (the study's card)"
+                _json_changes("", was, now, found)
+            except (ValueError, RecursionError):
+                found = [("", "(the saved bytes)", "(other bytes)")]
+            changes += [(name, where.lstrip("."), a, b) for where, a, b in found]
+    return changes
 
 
 # ---------------------------------------------------------------- main
 
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors, under --json, are a JSON document too."""
+    json = False
+
+    def error(self, message):
+        message = one_line(message)  # it may quote an argument as given
+        if self.json:
+            line = "%s: %s" % (self.prog, message)
+            print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
+            self.exit(2, line + "\n")
+        super().error(message)
+
+
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(
-        prog="recompute_study.py",
-        description="Recompute a daishi.ai study page's reading from its files and compare.")
-    parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>")
+    parser = Parser(
+        prog=SCRIPT, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Recompute a daishi.ai study page's reading from its files and compare.",
+        epilog="exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check\n"
+               "fails or --against finds a change; 2 the study cannot be read (or a usage error).")
+    parser.json = "--json" in (sys.argv[1:] if argv is None else argv)
+    parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>, "
+                                        "or a folder --save wrote (read offline)")
     parser.add_argument("--trials", metavar="FILE", help="read this saved trials.csv instead of the served one")
     parser.add_argument("--seats", metavar="FILE", help="read this saved seats.csv instead of the served one")
     parser.add_argument("--page", metavar="FILE", help="read this saved profile JSON (the page's reading)")
     parser.add_argument("--recipe", metavar="FILE", help="read this saved recipe JSON (anytime rule)")
-    parser.add_argument("--save", metavar="DIR", help="keep every downloaded file in DIR")
+    parser.add_argument("--save", metavar="DIR", help="keep every file read in DIR, with saved.json "
+                                                      "(address, time, sha256 of each file)")
+    parser.add_argument("--against", metavar="OLD", help="list what changed since the copy --save wrote in OLD")
+    parser.add_argument("--all", action="store_true", help="print every figure on its own row")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
     args = parser.parse_args(argv)
     global TIMEOUT_SECONDS
@@ -1521,65 +1718,109 @@ def parse_arguments(argv):
 
 
 class Sources:
-    """Each file from its saved copy when given, else from the study's origin."""
+    """Each file from its saved copy (an option, or the saved folder), else from the study's origin;
+    offline (a folder, or --trials, --seats and --page all given) nothing is fetched."""
 
-    def __init__(self, args, origin):
-        self.args, self.origin = args, origin
-        self.used = {}
+    def __init__(self, args, origin, folder):
+        self.args, self.origin, self.folder = args, origin, folder
+        self.offline = folder is not None or None not in (args.trials, args.seats, args.page)
+        self.used, self.bodies = {}, {}
 
-    def get(self, key, saved, path, what, save_as):
+    def get(self, option, path, what):
+        name, saved = FILES[option], getattr(self.args, option)
+        where = "--%s %s" % (option, _shown(saved))
+        if saved is None and self.folder is not None and (
+                option != "recipe" or os.path.exists(os.path.join(self.folder, name))):
+            saved = os.path.join(self.folder, name)
+            where = "the saved folder's %s" % _shown(saved)
         if saved is not None:
             try:
                 with open(saved, "rb") as handle:
                     body = handle.read(MAX_RESPONSE_BYTES + 1)
             except OSError as error:
-                raise Unreadable("cannot read %s %s: %s" % (what, saved, error.strerror or error))
+                raise Unreadable("cannot read %s from %s: %s" % (what, where, error.strerror or error))
             if len(body) > MAX_RESPONSE_BYTES:
-                raise Unreadable("%s %s is over the %d-byte cap" % (what, saved, MAX_RESPONSE_BYTES))
-            self.used[key] = "saved copy " + saved
-            return body
-        body = fetch(self.origin, path, what)
-        self.used[key] = "served " + self.origin + path
+                raise Unreadable("%s from %s is over the %d-byte cap" % (what, where, MAX_RESPONSE_BYTES))
+            self.used[name] = "saved copy " + _shown(saved)
+        elif self.offline:
+            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; give it with --%s FILE"
+                             % (what, option))
+        else:
+            body = fetch(self.origin, path, what)
+            self.used[name] = "served " + self.origin + path
+        self.bodies[name] = body
         if self.args.save:
             try:
-                save_copy(self.args.save, (save_as,), body)
+                save_copy(self.args.save, (name,), body)
             except OSError as error:
-                raise Unreadable("cannot save %s into %s: %s" % (what, self.args.save, error.strerror or error))
+                raise Unreadable("--save %s: cannot save %s there: %s"
+                                 % (_shown(self.args.save), what, error.strerror or error))
         return body
 
 
 def run(args):
-    origin, handle, study_id = parse_study_address(args.address)
-    sources = Sources(args, origin)
+    folder = saved = None
+    if os.path.isdir(args.address):
+        folder, saved = args.address, read_saved(args.address, "")
+    origin, handle, study_id, address = parse_study_address(saved["address"] if saved else args.address)
+    if args.save and os.path.exists(os.path.join(args.save, SAVED)):
+        raise Unreadable("--save %s: that folder already holds a saved study (%s): save into another "
+                         "folder, or compare with --against" % (_shown(args.save), SAVED))
+    old = read_saved(args.against, "--against ") if args.against else None
+    if old and parse_study_address(old["address"])[2] != study_id:
+        raise Unreadable("--against %s holds %s, not %s" % (
+            _shown(args.against), parse_study_address(old["address"])[2], study_id))
+    sources = Sources(args, origin, folder)
     base = "/u/%s/studies/%s/" % (handle, study_id)
-    trials = read_trials(sources.get("trials", args.trials, base + "trials.csv", "trials.csv", "trials.csv"))
-    seats = read_seats(sources.get("seats", args.seats, base + "seats.csv", "seats.csv", "seats.csv"))
-    profile = read_json(sources.get("profile", args.page, "/u/%s.json" % handle, "profile", "profile.json"),
-                        "the profile JSON")
+    trials = read_trials(sources.get("trials", base + "trials.csv", "trials.csv"))
+    seats = read_seats(sources.get("seats", base + "seats.csv", "seats.csv"))
+    profile = read_json(sources.get("page", "/u/%s.json" % handle, "profile"), "the profile JSON")
     card, reading = find_reading(profile, study_id)
     rho = None
     if trials[0]["stopping_rule"] == "anytime":
         recipe_id = card.get("recipe")
         if not isinstance(recipe_id, str) or not RECIPE_ID.fullmatch(recipe_id):
-            raise Unreadable("the card for %s names no usable recipe (%r): the anytime rule needs its rho"
-                             % (study_id, recipe_id))
-        recipe = read_json(sources.get("recipe", args.recipe, "/u/%s/recipes/%s.json" % (handle, recipe_id),
-                                       "recipe", "recipe.json"), "the recipe JSON")
+            raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its rho"
+                             % (study_id, _shown_field(_shown(recipe_id) or "null")))
+        recipe = read_json(sources.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id),
+                                       "recipe %s" % recipe_id), "the recipe JSON")
         rho = read_rho(recipe, recipe_id)
+    hashes = {name: hashlib.sha256(body).hexdigest() for name, body in sources.bodies.items()}
+    if args.save:
+        record = {"script": SCRIPT, "address": address, "files": hashes,
+                  "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        try:
+            save_copy(args.save, (SAVED,), (json.dumps(record, indent=1) + "\n").encode("ascii"))
+        except OSError as error:
+            raise Unreadable("--save %s: cannot save %s there: %s" % (_shown(args.save), SAVED, error.strerror or error))
     terms, result = recompute(study_id, trials, seats, reading, rho)
-    status = 0 if all(f[3] for f in result.figures) and all(c[1] for c in result.checks) else 1
+    if saved:
+        altered = sorted(n for n in hashes if n in saved["files"] and saved["files"][n] != hashes[n])
+        result.check("the saved files are those %s lists (sha256)" % SAVED, not altered,
+                     "changed since saved: %s" % ", ".join(altered) if altered else None)
+    changes = changes_since(args.against, study_id, sources.bodies) if old else []
+    status = 0 if not changes and all(f["same"] for f in result.figures) and all(c[1] for c in result.checks) else 1
+    against = old and {"folder": args.against, "saved": old.get("saved"), "changes": [
+        {"file": name, "where": where, "was": was, "now": now} for name, where, was, now in changes]}
     if args.json:
-        print(report_json(study_id, args.address, sources.used, result, status))
-    else:
-        header = ["study %s at %s" % (study_id, args.address)]
-        header += ["  %s: %s" % (key, how) for key, how in sources.used.items()]
-        header.append("  metric %s (%s, range %s, %s is better)%s" % (
-            terms.metric, "a seat score" if terms.seat_score else "declared on the card",
-            "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction,
-            "; %s rule, effect %s, alpha %.6g per comparison over %d" % (
-                terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
-            "; a series, no comparisons"))
-        print(report_text(header, result))
+        print(report_json(study_id, address, sources.used, result, status, against))
+        return status
+    header = ["study %s at %s" % (study_id, address)] + ["  %s: %s" % item for item in sources.used.items()]
+    header.append("  metric %s (%s, range %s, %s is better)" % (
+        terms.metric, "a seat score" if terms.seat_score else "declared on the card",
+        "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction))
+    header.append("  %s rule, effect %s, alpha %.6g per comparison over %d" % (
+        terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
+        "  a series, no comparisons")
+    if old:
+        when = _shown(old.get("saved")) or "an unknown time"
+        header += ["", "against %s: unchanged since %s" % (_shown(args.against), when)] if not changes else (
+            ["", "against %s, saved %s: %d change%s" % (_shown(args.against), when, len(changes),
+                                                       "s" if len(changes) > 1 else "")]
+            + ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
+               for name, where, was, now in changes[:SHOWN_CHANGES]]
+            + (["  ... and %d more" % (len(changes) - SHOWN_CHANGES)] if len(changes) > SHOWN_CHANGES else []))
+    print(report_text(header, result, args.all))
     return status
 
 
@@ -1601,9 +1842,10 @@ def main(argv=None):
         raise
     except Exception as error:  # a last resort: the checks above should leave nothing here
         message = "unexpected failure (%s: %s)" % (type(error).__name__, error)
-    print(one_line("recompute_study.py: cannot read the study: %s" % message), file=sys.stderr)
+    line = one_line("%s: cannot read the study: %s" % (SCRIPT, message))
+    print(line, file=sys.stderr)
     if args.json:
-        print(json.dumps({"address": args.address, "error": one_line(message), "exit": 2}))
+        print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
     return 2
 
 

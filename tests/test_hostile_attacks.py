@@ -321,7 +321,7 @@ def test_study_save_never_writes_through_a_symlink(tmp_path):
         o = run_main(load_script("recompute_study"), [p.url + STUDY, "--save", str(save)])
     assert o.code == 0 and (outside / "trials.csv").read_text() == "mine"
     assert not (save / "trials.csv").is_symlink() and sorted(os.listdir(str(save))) == [
-        "profile.json", "seats.csv", "trials.csv"]
+        "profile.json", "saved.json", "seats.csv", "trials.csv"]
 
 
 # ---------------------------------------------------------------- Ctrl-C, closed pipe

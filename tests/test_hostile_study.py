@@ -1456,15 +1456,14 @@ BAD_ADDRESSES = [
     "{o}/u/kim/studies/", "{o}/u//studies/s_eee65f53", "{o}/u/" + "k" * 33 + "/studies/s_eee65f53",
     "{o}/u/k.m/studies/s_eee65f53", "{o}/u/kim/studies/../studies/s_eee65f53", "{o}/u/../u/kim/studies/s_eee65f53",
     "{o}/u/kim/studies/s_eee65f53/..", "{o}/u/%2e%2e/kim/studies/s_eee65f53", "{o}/u/kim%2fstudies/studies/s_eee65f53",
-    "{o}/u/kim/studies/s_eee65f53%2f..%2f..", "{o}/u/kim/studies/s_eee65f53%00", "{o}/u/kim/studies/s_eee65f53?x=1",
-    "{o}/u/kim/studies/s_eee65f53?", "{o}/u/kim/studies/s_eee65f53#x", "{o}/u/kim/studies/s_eee65f53#",
+    "{o}/u/kim/studies/s_eee65f53%2f..%2f..", "{o}/u/kim/studies/s_eee65f53%00", "{o}/u/kim/studies/s_eee65f53 ?x",
+    "{o}/u/kim/studies/s_eee65f53//", "{o}/u/kim/studies/s_eee65f53/x?y",
     "http://user@{h}/u/kim/studies/s_eee65f53", "http://user:pw@{h}/u/kim/studies/s_eee65f53",
-    "http://@{h}/u/kim/studies/s_eee65f53", "{o}/u/kim/studies/s_eee65f53/", "{o}/u/kim/studies/s_eee65f53/trials.csv",
+    "http://@{h}/u/kim/studies/s_eee65f53", "{o}/u/kim/studies/s_eee65f53/trials.csv",
     "{o}/api/u/kim/studies/s_eee65f53", "{o}//u/kim/studies/s_eee65f53", "{o}/u/kim//studies/s_eee65f53",
     "{o}/u/kim/studies/s_eee65f53;x", "{o}\\u\\kim\\studies\\s_eee65f53",
-    "{o}/u/kim/studies/s_eee65f53\n", "{o}/u/kim/studies/s_eee65f53\r\n", "{o}/u/ki\nm/studies/s_eee65f53",
-    "{o}/u/kim/stud\ries/s_eee65f53", "{o}/u/kim/studies/s_eee\t65f53", " {o}/u/kim/studies/s_eee65f53",
-    "{o}/u/kim/studies/s_eee65f53 ", "\x00{o}/u/kim/studies/s_eee65f53",
+    "{o}/u/ki\nm/studies/s_eee65f53",
+    "{o}/u/kim/stud\ries/s_eee65f53", "{o}/u/kim/studies/s_eee\t65f53", "\x00{o}/u/kim/studies/s_eee65f53",
     "{o}/u/k\u00efm/studies/s_eee65f53", "{o}/u/\uff4bim/studies/s_eee65f53", "{o}/u/\u043aim/studies/s_eee65f53",
     "{o}/u/kim/studies/s_\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667",
     "{o}/u/kim/studies/s_eee65f53\u200b", "{o}/u/kim\u2028/studies/s_eee65f53",
@@ -1477,6 +1476,26 @@ BAD_ADDRESSES = [
 
 def bad_address(template, platform):
     return template.format(o=platform.url, h=platform.url.split("://", 1)[1])
+
+
+PASTED_ADDRESSES = [   # what people paste: read as the study's address
+    "{o}/u/kim/studies/s_eee65f53?x=1", "{o}/u/kim/studies/s_eee65f53?", "{o}/u/kim/studies/s_eee65f53#x",
+    "{o}/u/kim/studies/s_eee65f53#", "{o}/u/kim/studies/s_eee65f53/", "{o}/u/kim/studies/s_eee65f53/?format=md",
+    "{o}/u/kim/studies/s_eee65f53\n", "{o}/u/kim/studies/s_eee65f53\r\n", " {o}/u/kim/studies/s_eee65f53",
+    "{o}/u/kim/studies/s_eee65f53 ", "\t{o}/u/kim/studies/s_eee65f53/#anchor\n",
+]
+
+
+@pytest.mark.parametrize("template", PASTED_ADDRESSES, ids=lambda t: repr(t)[:50])
+def test_safety_pasted_address_reads_the_study(fast, shared_platform, template):
+    tally("safety")
+    p = shared_platform
+    del p.requests[:]
+    o = run_main(fast, [bad_address(template, p), "--json"])
+    assert not reading_problems(o, (0,)), reading_problems(o, (0,))
+    assert json.loads(o.out)["address"] == p.url + "/u/kim/studies/s_eee65f53"
+    assert p.requests == ["/u/kim/studies/s_eee65f53/trials.csv", "/u/kim/studies/s_eee65f53/seats.csv",
+                          "/u/kim.json"]
 
 
 @pytest.mark.parametrize("template", BAD_ADDRESSES, ids=lambda t: repr(t)[:50])
@@ -1498,7 +1517,7 @@ def test_safety_bad_address_with_saved_copies_refused(rs):
     tally("safety")
     o = offline(rs)
     assert o.code == 0
-    o = run_offline(rs, KIM, addr="https://daishi.ai/u/kim/studies/s_eee65f53?x=1")
+    o = run_offline(rs, KIM, addr="https://daishi.ai/u/kim/studies/s_eee65f53;x=1")
     problems = refusal_problems(o, None, ["address"])
     assert not problems, problems
 
@@ -1537,16 +1556,17 @@ def path_named_profile(study):
 
 
 SAVE_RECORDS = [
-    ("clean, fixed rule", KIM, lambda: {}, {"trials.csv", "seats.csv", "profile.json"}),
-    ("clean, anytime rule", ANA, lambda: {}, {"trials.csv", "seats.csv", "profile.json", "recipe.json"}),
-    ("rows naming paths", KIM, lambda: {"trials": path_named_trials()}, {"trials.csv", "seats.csv", "profile.json"}),
+    ("clean, fixed rule", KIM, lambda: {}, {"trials.csv", "seats.csv", "profile.json", "saved.json"}),
+    ("clean, anytime rule", ANA, lambda: {}, {"trials.csv", "seats.csv", "profile.json", "recipe.json", "saved.json"}),
+    ("rows naming paths", KIM, lambda: {"trials": path_named_trials()},
+     {"trials.csv", "seats.csv", "profile.json", "saved.json"}),
     ("profile naming paths", KIM, lambda: {"prof": path_named_profile(KIM)},
-     {"trials.csv", "seats.csv", "profile.json"}),
+     {"trials.csv", "seats.csv", "profile.json", "saved.json"}),
     ("recipe id a path", ANA, lambda: {"prof": dict(profile(ANA), studies=[
         dict(c, recipe="../../../../evil") if c["id"] == ANA.id else c for c in profile(ANA)["studies"]])},
      {"trials.csv", "seats.csv", "profile.json"}),
     ("recipe naming a path", ANA, lambda: {"rec": dict(recipe(ANA), file="../../evil.json")},
-     {"trials.csv", "seats.csv", "profile.json", "recipe.json"}),
+     {"trials.csv", "seats.csv", "profile.json", "recipe.json", "saved.json"}),
 ]
 
 
@@ -1579,7 +1599,7 @@ def test_safety_save_replaces_a_link_without_following_it(serving, rn, tmp_path)
     assert not (tmp_path / "absent.txt").exists()
     assert not os.path.islink(str(save / "trials.csv"))
     assert (save / "trials.csv").read_bytes() == csv_bytes(KIM, "trials.csv")
-    assert tree(save) == {"trials.csv", "seats.csv", "profile.json"}
+    assert tree(save) == {"trials.csv", "seats.csv", "profile.json", "saved.json"}
 
 
 @pytest.mark.parametrize("where", ["an existing file", "under an existing file"])

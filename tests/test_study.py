@@ -223,17 +223,22 @@ def test_print_comparison_figure(x, text):
 
 def test_same_reads_the_page_places_and_tolerance():
     result = rs.Result()
-    rs.decimal_figure(result, "a", "-0.0003", -0.00034, 3, 1,      # near zero: 4 places keep its side
-                      rs.print_comparison_figure)
-    rs.decimal_figure(result, "b", "2.200", 2.2011, 3, 1)          # one unit apart: same
-    rs.decimal_figure(result, "c", "2.200", 2.2024, 3, 1)          # two units: differs
-    rs.decimal_figure(result, "d", "56.1", 56.14, 1, 0)            # a model's figure: exact
-    rs.decimal_figure(result, "e", "56.1", 56.16, 1, 0)
-    rs.decimal_figure(result, "f", None, None, 3, 1)               # on neither side: not counted
-    rs.decimal_figure(result, "g", None, 1.0, 3, 1)                # one side only
-    assert [(f[0], f[2], f[3]) for f in result.figures] == [
-        ("a", "-0.0003", True), ("b", "2.201", True), ("c", "2.202", False),
-        ("d", "56.1", True), ("e", "56.2", False), ("g", "1.000", False)]
+
+    def figure(name, *rest):
+        rs.decimal_figure(result, {"arm": 1, "figure": name}, "arm 1", *rest)
+    figure("a", "-0.0003", -0.00034, 3, 1, rs.print_comparison_figure)   # near zero: 4 places keep its side
+    figure("b", "2.200", 2.2011, 3, 1)          # one unit apart: same
+    figure("c", "2.200", 2.2024, 3, 1)          # two units: differs, by +2 units of the last place
+    figure("d", "56.1", 56.14, 1, 0)            # a model's figure: exact
+    figure("e", "56.1", 56.16, 1, 0)
+    figure("f", None, None, 3, 1)               # on neither side: not counted
+    figure("g", None, 1.0, 3, 1)                # one side only
+    figure("h", "2.210", 2.2, 3, 1)             # recomputed below the page: a negative difference
+    assert [(f["label"], f["recomputed"], f["same"], f["difference"]) for f in result.figures] == [
+        ("arm 1: a", "-0.0003", True, None), ("arm 1: b", "2.201", True, None), ("arm 1: c", "2.202", False, 2),
+        ("arm 1: d", "56.1", True, None), ("arm 1: e", "56.2", False, 1), ("arm 1: g", "1.000", False, None),
+        ("arm 1: h", "2.200", False, -10)]
+    assert result.figures[2]["key"] == {"arm": 1, "figure": "c"}
 
 
 def test_exact_units_never_passes_through_a_float():
@@ -379,34 +384,46 @@ def test_hand_worked_study(tmp_path, rule):
     done = run_hand(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     out = json.loads(done.stdout)
-    figures = {f["figure"]: f for f in out["figures"]}
-    assert figures["comparison 1 (treated): interval low"]["recomputed"] == hand["interval"][0]
-    assert figures["comparison 1 (treated): p"]["recomputed"] == "0.2500"
-    assert figures["model model-a: interval low"]["recomputed"] == "50.3"
-    assert figures["arm 1 (treated): interval high"]["recomputed"] == "61.45"
+    figures = {f["label"]: f for f in out["figures"]}
+    assert figures["comparison 1 (treated): interval low"]["recomputed"] == float(hand["interval"][0])
+    assert figures["comparison 1 (treated): p"]["recomputed"] == 0.25
+    assert figures["model model-a: interval low"]["recomputed"] == 50.3
+    assert figures["arm 1 (treated): interval high"]["recomputed"] == 61.45
+    assert figures["arm 1 (treated): interval high"]["key"] == {"arm": 1, "figure": "interval high"}
+    assert figures["model model-a: seats"]["key"] == {"model": "model-a", "figure": "seats"}
+    assert figures["comparison 1 (treated): n"] == {
+        "key": {"comparison": 1, "figure": "n"}, "label": "comparison 1 (treated): n",
+        "published": 3, "recomputed": 3, "same": True, "difference": None}
+    assert figures["trial 2 arm 1: value from its focal seats"] == {
+        "key": {"trial": 2, "arm": 1, "figure": "value"}, "label": "trial 2 arm 1: value from its focal seats",
+        "published": 54.0, "recomputed": 54.0, "same": True, "difference": None,
+        "file": "trials.csv", "line": 5}
     assert ("comparison 1 (treated): bootstrap low" in figures) == (rule == "fixed")
     # 11 comparison figures (8 without bootstrap or map interval), 4 per arm, 5 for the model,
     # 6 trial values; 25 checks.
     expected_figures = (9 if rule == "fixed" else 7) + 8 + 5 + 6
-    assert out["counts"] == {"figuresMatch": expected_figures, "figuresCompared": expected_figures,
-                             "checksAgree": 25, "checksMade": 25}
+    assert out["summary"] == {"figuresSame": expected_figures, "figuresCompared": expected_figures,
+                              "checksAgree": 25, "checksMade": 25}
+    assert (out["script"], out["exit"], out["study"]) == (SCRIPT, 0, STUDY)
 
 
 def test_hand_worked_study_catches_one_unit_too_many(tmp_path):
     write_study(tmp_path, "fixed", reading_changes={"mean": "2.002", "p": "0.2501"})
     done = run_hand(tmp_path)
     assert done.returncode == 1
-    differs = [f["figure"] for f in json.loads(done.stdout)["figures"] if not f["same"]]
-    assert differs == ["comparison 1 (treated): mean", "comparison 1 (treated): p"]
+    differs = [(f["label"], f["published"], f["recomputed"], f["difference"])
+               for f in json.loads(done.stdout)["figures"] if not f["same"]]
+    assert differs == [("comparison 1 (treated): mean", 2.002, 2.0, -2),
+                       ("comparison 1 (treated): p", 0.2501, 0.25, -1)]
 
 
 def test_withheld_verdict_is_a_check(tmp_path):
     write_study(tmp_path, "fixed", reading_changes={"verdict": None, "withheld": "owner_stop"})
     out = json.loads(run_hand(tmp_path).stdout)
-    assert not any("verdict" in f["figure"] for f in out["figures"])
+    assert not any("verdict" in f["label"] for f in out["figures"])
     assert {"check": "comparison 1: verdict withheld (owner_stop), none beside none",
             "agrees": True, "detail": None} in out["checks"]
-    assert any("owner_stop" in t for t in out["trust"])
+    assert any("owner_stop" in t for t in out["trusted"])
     write_study(tmp_path / "b", "fixed", reading_changes={"verdict": "better", "withheld": "owner_stop"})
     done = run_hand(tmp_path / "b")
     assert done.returncode == 1
@@ -433,7 +450,7 @@ def study_at_own_figures(root):
     seats = rs.read_seats((folder / "seats.csv").read_bytes())
     reading = hand_reading("fixed")
     reading["comparisons"][0].update(maps=2, mapInterval=["0", "0"])
-    ours = {f[0]: f[2] for f in rs.recompute(STUDY, trials, seats, reading, None)[1].figures}
+    ours = {f["label"]: f["recomputed"] for f in rs.recompute(STUDY, trials, seats, reading, None)[1].figures}
     kinds = {}
     for key, (group, at, places) in {
             "comparison 1 (treated): ": ("comparisons", 0, 3), "arm 1 (treated): ": ("arms", 1, 2),
@@ -468,8 +485,8 @@ def test_each_figure_at_other_places_than_six_gives_differs(tmp_path):
             entry[path[2]] = text
         else:
             entry[path[2]][path[3]] = text
-        found = [f for f in rs.recompute(STUDY, trials, seats, page, None)[1].figures if f[0] == name]
-        return found[0][2:]
+        found = [f for f in rs.recompute(STUDY, trials, seats, page, None)[1].figures if f["label"] == name]
+        return found[0]["recomputed"], found[0]["same"], found[0].get("reason")
 
     for name, (_, text, places) in kinds.items():
         assert figure(name, text) == (text, True, None), name
@@ -495,18 +512,17 @@ def test_figure_at_other_places_says_so(tmp_path, key, page, ours, reason):
     done = run_hand(tmp_path)
     assert done.returncode == 1
     name = "comparison 1 (treated): " + key
-    wrong = [(f["figure"], f["page"], f["recomputed"], f["reason"])
+    wrong = [(f["label"], f["shown"], f["reason"], f["difference"])
              for f in json.loads(done.stdout)["figures"] if not f["same"]]
-    assert wrong == [(name, page, ours, reason)]
+    assert wrong == [(name, {"published": page, "recomputed": ours}, reason, None)]
     done = run_script(SCRIPT, "https://daishi.ai/u/hand/studies/" + STUDY, "--trials", study_dir / "trials.csv",
-                      "--seats", study_dir / "seats.csv", "--page", tmp_path / "u" / "hand.json")
+                      "--seats", study_dir / "seats.csv", "--page", tmp_path / "u" / "hand.json", "--all")
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     row = [i for i, line in enumerate(lines) if line.startswith(name + " ")][0]
     assert lines[row].split()[-3:] == [page, ours, "DIFFERS"]
     assert lines[row + 1] == "    (%s)" % reason          # the reason on a line of its own
-    table = lines[lines.index("") + 1:lines.index("checks")]
-    assert max(len(line) for line in table) <= 100
+    assert max(len(line) for line in lines) <= 100
 
 
 def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
@@ -567,7 +583,7 @@ def test_profile_without_the_card_or_reading(tmp_path):
     "https://daishi.ai/u/Kim/studies/s_eee65f53",            # upper case handle
     "https://daishi.ai/u/kim/studies/s_eee65f5",             # seven hex digits
     "https://daishi.ai/u/kim/studies/s_eee65f53/trials.csv",
-    "https://daishi.ai/u/kim/studies/s_eee65f53?x=1",
+    "https://daishi.ai/u/kim/studies/s_eee65f53;x=1",
     "ftp://daishi.ai/u/kim/studies/s_eee65f53",
     "https://user@daishi.ai/u/kim/studies/s_eee65f53",
     "https://daishi.ai/u/../studies/s_eee65f53",
@@ -589,8 +605,8 @@ def test_fixtures_served_and_saved(fixtures_platform, tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
         assert "figures that match" in done.stdout and "DIFFERS" not in done.stdout
         saved = sorted(p.name for p in save.iterdir())
-        assert saved == (["profile.json", "recipe.json", "seats.csv", "trials.csv"] if handle == "ana-lab"
-                         else ["profile.json", "seats.csv", "trials.csv"])
+        assert saved == (["profile.json", "recipe.json", "saved.json", "seats.csv", "trials.csv"]
+                         if handle == "ana-lab" else ["profile.json", "saved.json", "seats.csv", "trials.csv"])
         base = FIXTURES / "u" / handle / "studies" / study
         assert (save / "trials.csv").read_bytes() == (base / "trials.csv").read_bytes()
         # The saved copies read offline to the same result, with no server at all.
@@ -599,8 +615,8 @@ def test_fixtures_served_and_saved(fixtures_platform, tmp_path):
                              "--page", save / "profile.json",
                              *(["--recipe", save / "recipe.json"] if handle == "ana-lab" else []))
         assert offline.returncode == 0
-        counts = json.loads(offline.stdout)["counts"]
-        assert counts["figuresMatch"] == counts["figuresCompared"] > 40
+        counts = json.loads(offline.stdout)["summary"]
+        assert counts["figuresSame"] == counts["figuresCompared"] > 40
 
 
 def test_mixed_saved_and_served(fixtures_platform):
@@ -709,7 +725,7 @@ def _check_outcome(study, done):
         assert len(done.stderr.strip().splitlines()) == 1
         return
     out = json.loads(done.stdout)
-    wrong = [f["figure"] for f in out["figures"] if not f["same"]] + [c["check"] for c in out["checks"] if not c["agrees"]]
+    wrong = [f["label"] for f in out["figures"] if not f["same"]] + [c["check"] for c in out["checks"] if not c["agrees"]]
     assert wrong == ([TAMPERED[study["id"]]] if study["expectedExit"] == 1 else []), study["id"]
 
 

@@ -1,0 +1,178 @@
+"""recompute_study.py: what a person sees: the root causes first, the tables, 100 columns,
+saved folders read offline, --against, the JSON vocabulary and its errors, --help."""
+import json
+import shutil
+
+import pytest
+
+from conftest import FIXTURES, run_script
+from loopback import Platform
+from test_study import _manifest_studies
+
+SCRIPT = "recompute_study.py"
+ANA = "/u/ana-lab/studies/s_0ed90190"
+KIM = "/u/kim/studies/s_eee65f53"
+
+
+def edit_trials(folder, line, old, new):
+    path = folder / "trials.csv"
+    lines = path.read_bytes().split(b"\r\n")
+    assert old.encode() in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old.encode(), new.encode(), 1)
+    path.write_bytes(b"\r\n".join(lines))
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """The anytime fixture study saved by --save from a server that is gone afterwards."""
+    with Platform(FIXTURES) as p:
+        done = run_script(SCRIPT, p.url + ANA, "--save", tmp_path / "old")
+        url = p.url
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "old", url
+
+
+def test_saved_folder_round_trip_offline(saved, tmp_path):
+    folder, url = saved
+    record = json.loads((folder / "saved.json").read_text())
+    assert record["address"] == url + ANA and record["saved"].endswith("Z")
+    assert sorted(record["files"]) == ["profile.json", "recipe.json", "seats.csv", "trials.csv"]
+    import hashlib
+    assert record["files"]["trials.csv"] == hashlib.sha256((folder / "trials.csv").read_bytes()).hexdigest()
+    # The server is gone: the folder alone reads, to every figure matching.
+    done = run_script(SCRIPT, folder, "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["summary"]["figuresSame"] == out["summary"]["figuresCompared"] > 40
+    assert out["sources"]["trials.csv"] == "saved copy %s" % (folder / "trials.csv")
+    assert {"check": "the saved files are those saved.json lists (sha256)", "agrees": True,
+            "detail": None} in out["checks"]
+    # A second --save into that folder is refused before anything is read or written.
+    before = (folder / "trials.csv").read_bytes()
+    done = run_script(SCRIPT, url + ANA, "--save", folder)
+    assert done.returncode == 2 and "--save %s: that folder already holds a saved study" % folder in done.stderr
+    assert (folder / "trials.csv").read_bytes() == before
+
+
+def test_saved_folder_without_its_recipe_names_the_option(saved):
+    folder, _ = saved
+    (folder / "recipe.json").unlink()
+    done = run_script(SCRIPT, folder)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("needs its recipe r_2d6680de; give it with --recipe FILE")
+    assert "network" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_offline_options_never_fetch_the_recipe():
+    with Platform(FIXTURES) as p:
+        base = FIXTURES / "u" / "ana-lab" / "studies" / "s_0ed90190"
+        done = run_script(SCRIPT, p.url + ANA, "--trials", base / "trials.csv", "--seats", base / "seats.csv",
+                          "--page", FIXTURES / "u" / "ana-lab.json")
+        assert p.requests == []
+    assert done.returncode == 2 and "--recipe FILE" in done.stderr
+
+
+def test_against_names_the_changed_value(saved, tmp_path):
+    folder, _ = saved
+    new = tmp_path / "new"
+    shutil.copytree(str(folder), str(new))
+    (new / "saved.json").unlink()
+    shutil.copy(str(folder / "saved.json"), str(new / "saved.json"))
+    done = run_script(SCRIPT, new, "--against", folder)
+    assert done.returncode == 0, done.stdout
+    record = json.loads((folder / "saved.json").read_text())
+    assert "against %s: unchanged since %s" % (folder, record["saved"]) in " ".join(done.stdout.split())
+    edit_trials(new, 7, ",53.75,", ",54.75,")
+    done = run_script(SCRIPT, new, "--against", folder)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    at = lines.index("  trials.csv line 7 value: 53.75 -> 54.75")
+    assert lines[at - 1].endswith(": 1 change")
+    # before the audit: the root cause it moves comes after it, with its file and line
+    cause = lines.index("  trials.csv line 7: trial 2 arm 2 value 54.750; its focal seats give 53.750 (-1000)")
+    assert at < cause < lines.index("checks")
+    assert "FAILS (changed since saved: trials.csv)" in done.stdout
+    out = json.loads(run_script(SCRIPT, new, "--against", folder, "--json").stdout)
+    assert out["against"]["changes"] == [{"file": "trials.csv", "where": "line 7 value", "was": "53.75",
+                                          "now": "54.75"}]
+    assert out["exit"] == 1
+
+
+def test_against_a_changed_page_figure(saved, tmp_path):
+    folder, _ = saved
+    new = tmp_path / "new"
+    shutil.copytree(str(folder), str(new))
+    profile = json.loads((new / "profile.json").read_text())
+    card = [c for c in profile["studies"] if c["id"] == "s_0ed90190"][0]
+    old_mean = card["reading"]["arms"][0]["mean"]
+    card["reading"]["arms"][0]["mean"] = "49.99"
+    profile["studies"].append({"id": "s_99999999", "kind": "runset"})    # another study: not a change
+    (new / "profile.json").write_text(json.dumps(profile))
+    out = json.loads(run_script(SCRIPT, new, "--against", folder, "--json").stdout)
+    assert out["against"]["changes"] == [{"file": "profile.json (the study's card)",
+                                          "where": "[0].reading.arms[0].mean", "was": old_mean, "now": "49.99"}]
+
+
+def test_against_another_study_or_no_saved_folder(saved, tmp_path):
+    folder, _ = saved
+    base = FIXTURES / "u" / "kim" / "studies" / "s_eee65f53"
+    args = ["https://daishi.ai" + KIM, "--trials", base / "trials.csv", "--seats", base / "seats.csv",
+            "--page", FIXTURES / "u" / "kim.json", "--against"]
+    done = run_script(SCRIPT, *args, folder)
+    assert done.returncode == 2 and "--against %s holds s_0ed90190, not s_eee65f53" % folder in done.stderr
+    done = run_script(SCRIPT, *args, tmp_path)
+    assert done.returncode == 2 and "--against %s: not a folder --save wrote" % tmp_path in done.stderr
+
+
+def test_json_errors_and_usage_errors_are_documents():
+    done = run_script(SCRIPT, "https://daishi.ai/u/kim/studies/nope", "--json")
+    assert done.returncode == 2
+    out = json.loads(done.stdout)
+    assert out == {"script": SCRIPT, "exit": 2, "error": done.stderr.strip()}
+    assert "expected https://daishi.ai/u/<handle>/studies/s_<8 hex digits>" in out["error"]
+    for args, error in ((["--json"], "the following arguments are required: address"),
+                        (["x", "--json", "--bogus"], "unrecognized arguments: --bogus")):
+        done = run_script(SCRIPT, *args)
+        assert done.returncode == 2
+        assert json.loads(done.stdout) == {"script": SCRIPT, "exit": 2, "error": SCRIPT + ": " + error}
+        assert done.stderr == SCRIPT + ": " + error + "\n"
+    done = run_script(SCRIPT, "--bogus")
+    assert done.returncode == 2 and done.stdout == "" and "usage:" in done.stderr
+
+
+def test_help_ends_with_the_exit_codes():
+    done = run_script(SCRIPT, "--help")
+    assert done.returncode == 0
+    tail = " ".join(done.stdout.split()[-40:])
+    assert tail.startswith("exit status") or "exit status: 0 every figure matches" in tail
+    assert tail.endswith("2 the study cannot be read (or a usage error).")
+    assert "--against OLD" in done.stdout and "--all" in done.stdout
+
+
+def test_one_edited_value_leads_with_its_root_cause(tmp_path):
+    folder = tmp_path / "s"
+    shutil.copytree(str(FIXTURES / "u" / "kim" / "studies" / "s_eee65f53"), str(folder))
+    edit_trials(folder, 7, ",63.5,", ",68.5,")
+    args = ["https://daishi.ai" + KIM, "--trials", folder / "trials.csv",
+            "--seats", folder / "seats.csv", "--page", FIXTURES / "u" / "kim.json"]
+    done = run_script(SCRIPT, *args)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    cause = [i for i, line in enumerate(lines) if line.startswith("  trials.csv line 7: ")]
+    assert cause and cause[0] < min(i for i, line in enumerate(lines) if line.startswith("comparisons"))
+    assert lines[cause[0]].endswith("value 68.500; its focal seats give 63.500 (-5000)")
+    assert "trial values from their focal seats: 44 of 45 agree" in lines
+    assert any("DIFFERS:" in line for line in lines)
+    every = run_script(SCRIPT, *args, "--all").stdout.splitlines()
+    head = [line for line in every if line.startswith("trial value ")]
+    assert head and head[0].split() == ["trial", "value", "trials.csv", "recomputed"]
+    row = [line for line in every if line.startswith("trial 3 arm 1: value from its focal seats ")]
+    assert row[0].split()[-4:] == ["68.500", "63.500", "DIFFERS", "(-5000)"]
+
+
+@pytest.mark.parametrize("study", _manifest_studies(), ids=lambda s: s["id"])
+def test_conformance_text_fits_100_columns(conformance_platform, study):
+    for extra in ([], ["--all"]):
+        done = run_script(SCRIPT, conformance_platform.url + study["address"], *extra)
+        assert done.returncode == study["expectedExit"]
+        assert max(len(line) for line in done.stdout.splitlines() or [""]) <= 100, study["id"]
