@@ -1884,11 +1884,11 @@ def read_study(target, args):
 
 
 def audit_study(target, args):
-    groups, folder, raws, address, saved_at = read_study(target, args)
     results, tty, changes, old = [], sys.stderr.isatty(), [], args.against
+    if old is not None and not os.path.isfile(os.path.join(old, "trials.csv")):
+        raise RecordError("--against compares a study with a study folder --save wrote: %s" % text(old))
+    groups, folder, raws, address, saved_at = read_study(target, args)
     if old is not None:
-        if not os.path.isfile(os.path.join(old, "trials.csv")):
-            raise RecordError("--against compares a study with a study folder --save wrote: %s" % shown(old))
         then = study_saved(old) or ("", None)
         if address and then[0] and then[0].rpartition("/")[2] != address.rpartition("/")[2]:
             raise RecordError("--against: %s is a copy of %s, not of %s" % (old, then[0], address))

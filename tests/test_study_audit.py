@@ -205,7 +205,10 @@ def test_against_a_saved_study_names_each_change(fixtures_platform, tmp_path):
     assert out.returncode == 1, out.stderr
     assert ("): 2 changes\n  m_000000000000 (the match): saved -> (absent)\n"
             "  %s (the match): (absent) -> read now\n" % M1) in out.stdout
-    assert run(fixtures_platform, STUDY, "--against", saved / "m_000000000000").returncode == 2
+    wrong = run(fixtures_platform, STUDY, "--against", saved / "m_000000000000", "--save", tmp_path / "new")
+    assert wrong.returncode == 2 and not (tmp_path / "new").exists()
+    assert wrong.stderr == ('recompute.py: %s: --against compares a study with a study folder --save wrote: %s\n'
+                            % (STUDY, saved / "m_000000000000"))
 
 
 def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):
