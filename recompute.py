@@ -54,7 +54,7 @@ import urllib.request
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from heapq import merge
-from itertools import chain
+from itertools import chain, zip_longest
 
 # ---------------------------------------------------------------- constants
 
@@ -1744,9 +1744,10 @@ def print_against(w, old, saved_at, changes):
     put(w, "CHANGED since %s (%s): %d change%s" % (saved_at, text(old), len(changes),
                                                     "" if len(changes) == 1 else "s"))
     for c in changes[:40]:
+        value = shown if c["file"].endswith(".json") else text  # a CSV field or a match: its text
         put(w, "  %s %s: %s -> %s" % (c["file"], text(c["path"] or "(the file)"),
-                                      "(absent)" if c["change"] == "added" else cut(shown(c["old"]), 40),
-                                      "(absent)" if c["change"] == "removed" else cut(shown(c["new"]), 40)))
+                                      "(absent)" if c["change"] == "added" else cut(value(c["old"]), 40),
+                                      "(absent)" if c["change"] == "removed" else cut(value(c["new"]), 40)))
     if len(changes) > 40:
         w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
 
@@ -1888,6 +1889,11 @@ def study_match(mid, trials, seats, args, folder):
             source.write_saved(None)
         result["differences"] = tie_match(archive, dict(reports, default={"rubric": reports[None]["rubric"]}),
                                           trials, seats)
+        if args.against is not None:  # compared now, while this match alone is in memory
+            prior = os.path.join(args.against, mid)
+            result["changes"] = [dict(c, file=mid + "/" + c["file"]) for c in against(source, prior)] if \
+                os.path.isdir(prior) else [{"file": mid, "path": "(the match)", "change": "added", "old": None,
+                                            "new": "read now"}]
     except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
         return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
                     "cannot read the record (%s: %s)" % (type(err).__name__, err))
@@ -1895,17 +1901,61 @@ def study_match(mid, trials, seats, args, folder):
     return result
 
 
+class StudyFolder(SavedCopies):
+    def __init__(self, folder):  # a study's saved.json is not a match's
+        self.folder, self.files = folder, {}
+
+
+def study_saved(folder):
+    """(address, UTC time) from a saved study's saved.json (either script's), or None."""
+    if not os.path.isfile(os.path.join(folder, "saved.json")):
+        return None
+    raw, name = StudyFolder(folder).read(("saved.json",))
+    about = as_object(parse_json(raw, name), name)
+    return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
+
+
+def csv_changes(name, old, new):
+    """Every line and column of a CSV file that differs: (file, "line N column", old, new)."""
+    try:
+        old, new = (list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline=""))) for b in (old, new))
+    except csv.Error:
+        return [] if old == new else [{"file": name, "path": "", "change": "changed", "old": "(not CSV)",
+                                       "new": "(other bytes)"}]
+    out = []
+    for n in range(max(len(old), len(new))):
+        a, b = (rows[n] if n < len(rows) else None for rows in (old, new))
+        if a is None or b is None:
+            out.append({"file": name, "path": "line %d" % (n + 1), "change": "added" if a is None else "removed",
+                        "old": a and ",".join(a) or None, "new": b and ",".join(b) or None})
+        out += [{"file": name, "path": "line %d %s" % (n + 1, new[0][i] if i < len(new[0]) else "column %d" % (i + 1)),
+                 "change": "changed", "old": x, "new": y} for i, (x, y) in enumerate(zip_longest(
+                     a or [], b or [], fillvalue="(absent)")) if a is not None and b is not None and x != y]
+    return out
+
+
 def read_study(target, args):
     """trials.csv and seats.csv, from a saved folder or the server, and the rows of each match."""
-    folder, files = target if os.path.isdir(target) else None, []
+    folder, files, raws = target if os.path.isdir(target) else None, [], {}
+    if args.save and not folder and os.path.lexists(os.path.join(args.save, "saved.json")):
+        raise RecordError("--save %s: that folder already holds a saved study (saved.json): save into "
+                          "another folder, or compare with --against" % args.save)
     for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
         if folder:
-            raw, _ = SavedCopies(folder).read((name,))
+            raw, _ = StudyFolder(folder).read((name,))
         else:
             url, path = STUDY_TARGET.match(target).groups()
             args.base = url if url and not args.explicit_base else args.base
-            raw, _ = Downloads(args.base, "", args.save).get(args.base.rstrip("/") + path + "/" + name, name, (name,))
+            store = Downloads(args.base, "", args.save)
+            raw, _ = store.get(args.base.rstrip("/") + path + "/" + name, name, (name,))
+        raws[name] = raw
         files.append(read_study_csv(raw, name, columns))
+    saved = study_saved(folder) if folder else None
+    address = saved[0] if saved else None if folder else args.base.rstrip("/") + path
+    if args.save and not folder:  # the layout and schema recompute_study.py --save writes
+        store.keep(("saved.json",), json.dumps({"script": "recompute.py", "address": address, "files": {
+            n: hashlib.sha256(r).hexdigest() for n, r in raws.items()}, "saved": time.strftime(
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1).encode("ascii") + b"\n")
     keys, groups = {}, {}
     for name, rows, columns in (("trials.csv", files[0], ("trial", "arm")),
                                 ("seats.csv", files[1], ("trial", "arm", "seat"))):
@@ -1921,12 +1971,24 @@ def read_study(target, args):
             group = groups.setdefault(row["match"], ([], []))
             group[0].append(row)
             group[1].extend(keys[(int(row["trial"]), int(row["arm"]))][1:])
-    return groups, folder
+    return groups, folder, raws, address, saved and saved[1]
 
 
 def audit_study(target, args):
-    groups, folder = read_study(target, args)
-    results, tty = [], sys.stderr.isatty()
+    results, tty, changes, old = [], sys.stderr.isatty(), [], args.against
+    if old is not None and not os.path.isfile(os.path.join(old, "trials.csv")):
+        raise RecordError("--against compares a study with a study folder --save wrote: %s" % text(old))
+    groups, folder, raws, address, saved_at = read_study(target, args)
+    if old is not None:
+        then = study_saved(old) or ("", None)
+        if address and then[0] and then[0].rpartition("/")[2] != address.rpartition("/")[2]:
+            raise RecordError("--against: %s is a copy of %s, not of %s" % (old, then[0], address))
+        for name, raw in raws.items():
+            changes += csv_changes(name, StudyFolder(old).read((name,))[0], raw)
+        changes += [{"file": n, "path": "(the match)", "change": "removed", "old": "saved", "new": None}
+                    for n in sorted(os.listdir(old)) if MATCH_ID.match(n) and n not in groups]
+    if saved_at and not args.json:
+        put(sys.stdout.write, "saved copy of %s, saved %s (%s)" % (address, saved_at, text(target)))
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     try:
         futures = [pool.submit(study_match, mid, t, s, args, folder) for mid, (t, s) in groups.items()]
@@ -1942,6 +2004,7 @@ def audit_study(target, args):
                     result["trials"][0]) + (result["error"],))), file=sys.stderr)
             if not args.json:
                 print_study_match(result, sys.stdout)
+            changes += result.pop("changes", [])
             results.append(result)
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -1956,12 +2019,17 @@ def audit_study(target, args):
               "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
                                                     if d["file"] == name and d["line"]}) for name in tied},
               "columnsDiffer": len(differences)}
-    status = max([r["exit"] for r in results] + [0])
+    status = max([r["exit"] for r in results] + [1 if changes else 0])
     if args.json:
-        json.dump({"study": target, "matches": results, "differences": differences,
-                   "summary": totals, "exit": status}, sys.stdout, indent=1, ensure_ascii=True)
+        json.dump(dict({"study": target, "address": address, "savedAt": saved_at, "matches": results,
+                        "differences": differences, "summary": totals, "exit": status}, **({"against": {
+                            "copy": old, "savedAt": then[1], "changes": changes}} if old else {})),
+                  sys.stdout, indent=1, ensure_ascii=True)
         sys.stdout.write("\n")
     else:
+        if old is not None:
+            sys.stdout.write("\n")
+            print_against(sys.stdout.write, old, then[1], changes)
         print_study_summary(totals, results, differences, sys.stdout)
     return status
 

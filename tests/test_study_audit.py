@@ -1,7 +1,9 @@
 """recompute.py on a study end to end: every trial's match audited, every row tied to its record."""
 import csv
+import hashlib
 import io
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -14,6 +16,11 @@ from loopback import Platform
 STUDY = "/u/linked-lab/studies/s_9f54f5e8"   # fixtures: a series of 6 matches, 4 seats each
 STUDY_DIR = FIXTURES / STUDY.lstrip("/")
 M1 = "m_4be7ac37a1d7"                         # trial 1 arm 0
+
+
+def unwrapped(text):
+    """A line put() wrapped at 100 columns (at a space, with ` \\`) joined again."""
+    return text.replace(" \\\n    ", " ")
 
 
 def run(platform, *args):
@@ -146,13 +153,62 @@ def test_saved_study_re_audits_offline(fixtures_platform, tmp_path):
     assert out.returncode == 0, out.stderr
     assert (saved / "trials.csv").read_bytes() == (STUDY_DIR / "trials.csv").read_bytes()
     assert (saved / M1 / "export" / "1.json").is_file() and (saved / M1 / "report" / "2.4.json").is_file()
+    about = json.loads((saved / "saved.json").read_text())   # the schema recompute_study.py --save writes
+    assert sorted(about) == ["address", "files", "saved", "script"]
+    assert about["address"] == fixtures_platform.url + STUDY and re.fullmatch(r"[-0-9]{10}T[:0-9]{8}Z", about["saved"])
+    assert about["files"] == {n: hashlib.sha256((STUDY_DIR / n).read_bytes()).hexdigest()
+                              for n in ("trials.csv", "seats.csv")}
     offline = run_script("recompute.py", saved, "--base", "http://127.0.0.1:9")   # nothing listens there
     assert offline.returncode == 0, offline.stderr
-    assert offline.stdout == out.stdout
+    first, rest = unwrapped(offline.stdout).split("\n", 1)
+    assert all(len(line) <= 100 for line in offline.stdout.splitlines())
+    assert first == "saved copy of %s, saved %s (%s)" % (about["address"], about["saved"], saved)
+    assert rest == out.stdout
+    again = run(fixtures_platform, STUDY, "--save", saved)
+    assert again.returncode == 2 and again.stdout == ""
+    assert again.stderr == ("recompute.py: %s: --save %s: that folder already holds a saved study (saved.json): "
+                            "save into another folder, or compare with --against\n" % (STUDY, saved))
+    assert json.loads((saved / "saved.json").read_text()) == about
     (saved / M1 / "report" / "2.4.json").unlink()
     broken = run_script("recompute.py", saved)
     assert broken.returncode == 2
     assert "%s (trial 1 arm 0): " % M1 in broken.stderr and "2.4.json: cannot read" in broken.stderr
+
+
+def test_against_a_saved_study_names_each_change(fixtures_platform, tmp_path):
+    saved = tmp_path / "saved"
+    assert run(fixtures_platform, STUDY, "--save", saved).returncode == 0
+    saved_at = json.loads((saved / "saved.json").read_text())["saved"]
+    same = run(fixtures_platform, STUDY, "--against", saved)
+    assert same.returncode == 0, same.stderr
+    assert "\nunchanged since %s (%s)\n\n6 matches, 0 unreadable\n" % (saved_at, saved) in unwrapped(same.stdout)
+    root = copy_study(tmp_path)
+    edit_csv(root / STUDY.lstrip("/") / "seats.csv", 3, "gathers", "141")
+    report = json.loads((FIXTURES / "api" / "matches" / M1 / "report" / "2.4.json").read_text())
+    report["scorecards"][2]["wealth"] = 351.51
+    (root / "api" / "matches" / M1 / "report").mkdir(parents=True)
+    (root / "api" / "matches" / M1 / "report" / "2.4.json").write_text(json.dumps(report))
+    with Platform(root, FIXTURES) as platform:
+        out = run(platform, STUDY, "--against", saved)
+        document = json.loads(run(platform, STUDY, "--against", saved, "--json").stdout)
+    assert out.returncode == 1, out.stderr
+    assert ("\nCHANGED since %s (%s): 2 changes\n  seats.csv line 3 gathers: 140 -> 141\n"
+            "  %s/report/2.4.json scorecards[2].wealth: 351.5 -> 351.51\n\n6 matches" % (saved_at, saved, M1)
+            in unwrapped(out.stdout))
+    assert document["exit"] == 1
+    assert document["against"] == {"copy": str(saved), "savedAt": saved_at, "changes": [
+        {"file": "seats.csv", "path": "line 3 gathers", "change": "changed", "old": "140", "new": "141"},
+        {"file": M1 + "/report/2.4.json", "path": "scorecards[2].wealth", "change": "changed",
+         "old": 351.5, "new": 351.51}]}
+    (saved / M1).rename(saved / "m_000000000000")   # a match on each side only; the study's files as saved
+    out = run(fixtures_platform, STUDY, "--against", saved)
+    assert out.returncode == 1, out.stderr
+    assert ("): 2 changes\n  m_000000000000 (the match): saved -> (absent)\n"
+            "  %s (the match): (absent) -> read now\n" % M1) in out.stdout
+    wrong = run(fixtures_platform, STUDY, "--against", saved / "m_000000000000", "--save", tmp_path / "new")
+    assert wrong.returncode == 2 and not (tmp_path / "new").exists()
+    assert wrong.stderr == ('recompute.py: %s: --against compares a study with a study folder --save wrote: %s\n'
+                            % (STUDY, saved / "m_000000000000"))
 
 
 def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):
