@@ -130,11 +130,11 @@ def test_sign_flip_across_many_small_blocks(monkeypatch):
 
 
 def test_sign_flip_known_values():
-    assert rs.sign_flip_p([1000, 2000, 3000]) == Fraction(1, 4)   # only all + and all −
-    assert rs.sign_flip_p([19850]) == 1
-    assert rs.sign_flip_p([0, 0, 0]) == 1
-    assert rs.sign_flip_p([5, -5]) == 1
-    assert rs.sign_flip_p([3] * 20) == Fraction(2, 2 ** 20)
+    assert rs.sign_flip_p([1000, 2000, 3000], 0.05) == (Fraction(1, 4), None)   # only all + and all −
+    assert rs.sign_flip_p([19850], 0.05) == (1, None)
+    assert rs.sign_flip_p([0, 0, 0], 0.05) == (1, None)
+    assert rs.sign_flip_p([5, -5], 0.05) == (1, None)
+    assert rs.sign_flip_p([3] * 20, 0.05) == (Fraction(2, 2 ** 20), None)
 
 
 def test_sign_flip_stays_exact_at_two_hundred_pairs():
@@ -385,10 +385,10 @@ def test_hand_worked_study(tmp_path, rule):
     assert figures["arm 1 (treated): interval high"]["recomputed"] == "61.45"
     assert ("comparison 1 (treated): bootstrap low" in figures) == (rule == "fixed")
     # 11 comparison figures (8 without bootstrap or map interval), 4 per arm, 5 for the model,
-    # 6 trial values; 25 checks.
+    # 6 trial values; 26 checks (25, and every value within the range).
     expected_figures = (9 if rule == "fixed" else 7) + 8 + 5 + 6
     assert out["counts"] == {"figuresMatch": expected_figures, "figuresCompared": expected_figures,
-                             "checksAgree": 25, "checksMade": 25}
+                             "checksAgree": 26, "checksMade": 26}
 
 
 def test_hand_worked_study_catches_one_unit_too_many(tmp_path):
