@@ -1525,23 +1525,20 @@ def _subset_sums(sizes):
 
 
 def _unpack_slots(raw, slot_bytes):
-    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`.
-
-    Each slot is first spread to whole 64-bit words by strided byte copies, so
-    the per-slot work stays in C."""
-    slots = len(raw) // slot_bytes
-    per = (slot_bytes + 7) // 8
-    spread = bytearray(8 * per * slots)
+    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`: up to 8 bytes, spread
+    to 64-bit words by strided byte copies; wider, a slot at a time. Either way the work stays in C."""
+    if slot_bytes > 8:
+        starts = range(0, len(raw), slot_bytes)
+        ends = range(slot_bytes, len(raw) + slot_bytes, slot_bytes)
+        return list(map(int.from_bytes, map(raw.__getitem__, map(slice, starts, ends)), repeat("little")))
+    spread = bytearray(8 * (len(raw) // slot_bytes))
     for j in range(slot_bytes):
-        spread[j::8 * per] = raw[j::slot_bytes]
+        spread[j::8] = raw[j::slot_bytes]
     words = array("Q")
     words.frombytes(bytes(spread))
     if sys.byteorder != "little":
         words.byteswap()
-    values = list(words[0::per])
-    for k in range(1, per):
-        values = list(map(operator.add, values, map(operator.lshift, words[k::per], repeat(64 * k))))
-    return values
+    return list(words)
 
 
 if __name__ == "__main__":

@@ -147,6 +147,49 @@ def test_sign_flip_stays_exact_at_two_hundred_pairs():
     assert rs.sign_flip_count([2 * d for d in diffs]) == count
 
 
+def plain_count(diffs):
+    """§4.5 the plain way: the distribution of Σ s_t D_t over every sign vector, one item at a time."""
+    sums = {0: 1}
+    for d in diffs:
+        step = {}
+        for x, c in sums.items():
+            step[x + d] = step.get(x + d, 0) + c
+            step[x - d] = step.get(x - d, 0) + c
+        sums = step
+    return sum(c for x, c in sums.items() if abs(x) >= abs(sum(diffs)))
+
+
+@pytest.mark.parametrize("block_bytes", [7, rs.SUBSET_BLOCK_BYTES])
+def test_fast_sign_flip_count_is_the_plain_count(monkeypatch, block_bytes):
+    monkeypatch.setattr(rs, "SUBSET_BLOCK_BYTES", block_bytes)
+    rng = random.Random(block_bytes)
+    for _ in range(40):
+        n = rng.randint(17, 60)
+        diffs = [rng.randint(-300, 300) + rng.choice((0, 0, 2, 40)) for _ in range(n)]
+        assert rs.sign_flip_count(diffs) == plain_count(diffs), diffs
+
+
+def test_hoeffding_bound_settles_only_below_both_limits():
+    rng = random.Random(3)
+    diffs = [rng.randint(-500, 3000) for _ in range(40)]
+    exact = Fraction(rs.sign_flip_count(diffs), 2 ** 40)
+    p, how = rs.sign_flip_p(diffs, 0.05)
+    assert how == "bound" and exact < p < Fraction(5, 100000)
+    assert rs.print_figure(p.numerator / p.denominator, 4) == rs.print_figure(exact.numerator / exact.denominator, 4)
+    assert rs.sign_flip_p(diffs, float(p) / 2) == (exact, None)       # the bound is not below alpha
+    weak = diffs[:20] + [-d for d in diffs[20:36]]
+    assert rs.sign_flip_p(weak, 0.05)[1] is None                      # nor below 0.00005 here
+
+
+def test_sign_flip_count_over_its_memory_cap_is_refused(monkeypatch):
+    diffs = [rng_d * 7 + 1 for rng_d in range(-30, 31)]
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 1000)
+    p, why = rs.sign_flip_p(diffs, 0.05)
+    assert p is None and why.startswith("it needs 0 MiB of counts") and "over the 0 MiB cap" in why
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 10 ** 6)
+    assert rs.sign_flip_p(diffs, 0.05) == (Fraction(plain_count(diffs), 2 ** 61), None)
+
+
 # ---------------------------------------------------------------- SplitMix64
 
 def splitmix64_reference(seed, count):
@@ -409,6 +452,21 @@ def test_withheld_verdict_is_a_check(tmp_path):
     write_study(tmp_path / "b", "fixed", reading_changes={"verdict": "better", "withheld": "owner_stop"})
     done = run_hand(tmp_path / "b")
     assert done.returncode == 1
+
+
+def test_value_outside_the_range_fails_a_check_and_leaves_the_exact_test_unrun(tmp_path):
+    write_study(tmp_path, "fixed", trials_tamper=lambda rows: [r.replace(",57.0,", ",200000.001,") for r in rows])
+    done = run_hand(tmp_path)
+    assert done.returncode == 1 and done.stderr == ""
+    out = json.loads(done.stdout)
+    failed = [c for c in out["checks"] if not c["agrees"]]
+    assert failed == [{"check": "every value within fitness_index's range [0, 100]", "agrees": False,
+                       "detail": "trials.csv line 7: value 200000.001"}]
+    figures = {f["figure"]: f for f in out["figures"]}
+    assert figures["comparison 1 (treated): p"] == {"figure": "comparison 1 (treated): p", "page": "0.2500",
+                                                    "recomputed": None, "same": False}
+    assert figures["comparison 1 (treated): verdict"]["recomputed"] is None
+    assert figures["comparison 1 (treated): mean"]["recomputed"] == "66649.667"   # (1 + 2 + 199946.001) ÷ 3
 
 
 def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
