@@ -181,7 +181,7 @@ SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in 
 
 # The exact sign-flip count.
 SUBSET_BLOCK_BYTES = 256 * 1024  # its working blocks of subset-sum counts: cache-sized
-SIGN_FLIP_MAX_BYTES = 96 * 2 ** 20  # the packed counts of its two halves, at most
+SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of its two halves, at most
 P_BOUND_BELOW = 0.00005 * (1 - 1e-9)  # a p below this prints 0.0000
 
 # Student t quantile.
@@ -721,6 +721,7 @@ class Terms:
             self.bounds = _declared_range(reading.get("range"))
         self.outside = [] if self.bounds is None else [     # rows whose value is out of the range
             row for row in trials if row["value"] and not self.bounds[0] <= Decimal(row["value"]) <= self.bounds[1]]
+        self.outside_lines = {row["_line"] for row in self.outside}
         self.effect = None
         self.alpha = None
         if self.rule:
@@ -740,7 +741,6 @@ class Terms:
         self.scale = LOG_RATIO_SCALE if self.effect == "log_ratio" else VALUE_SCALE
         self.places = LOG_RATIO_PLACES if self.effect == "log_ratio" else COMPARISON_PLACES
         # A difference is held within the range's width; a log ratio is not cut.
-        self.outside_lines = {row["_line"] for row in self.outside}
         width = None if self.bounds is None else self.bounds[1] - self.bounds[0]
         self.difference_bounds = (-width, width) if width is not None and self.effect == "difference" else None
 
@@ -1170,7 +1170,8 @@ def file_checks(result, study_id, trials, seats, reading, terms):
                      None if agrees else "page %s, the metric's [%s, %s]" % (_shown(page_range), *terms.bounds))
         _equal_check(result, "direction", reading.get("direction"), terms.direction)
     if terms.bounds is not None:
-        fault = terms.outside and "trials.csv line %d: value %s" % (terms.outside[0]["_line"], terms.outside[0]["value"])
+        first_out = terms.outside[:1]
+        fault = first_out and "trials.csv line %d: value %s" % (first_out[0]["_line"], first_out[0]["value"])
         result.check("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds), not fault,
                      fault or None)
 
@@ -1429,7 +1430,7 @@ def sign_flip_p(diffs, alpha):
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding
         if bound < P_BOUND_BELOW and bound < alpha:
-            return Fraction(bound), "bound"
+            return Fraction(max(bound, 2.0 ** -1074)), "bound"
     count = sign_flip_count(diffs)
     if isinstance(count, str):
         return None, count
@@ -1464,8 +1465,7 @@ def sign_flip_count(diffs):
             total += size
         need += (total // 2 + 1) * ((len(half) + 8) // 8)
     if need > SIGN_FLIP_MAX_BYTES:
-        return "it needs %d MiB of counts (sum of |D_t| %d in units of %d), over the %d MiB cap" % (
-            need >> 20, (sum(sizes) * common), common, SIGN_FLIP_MAX_BYTES >> 20)
+        return "it needs %d MiB of counts, over the %d MiB cap" % (need >> 20, SIGN_FLIP_MAX_BYTES >> 20)
     first, second = (_subset_sums(half) for half in halves)
     total1, total2 = next(first), next(second)
     threshold = (total1 + total2 + abs(s1) // common + 1) // 2    # subsets whose 2x − A ≥ |S1|

@@ -1624,7 +1624,7 @@ def run_measured(args, limit=120):
         timer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
+        proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - started
         out.seek(0)
         err.seek(0)
