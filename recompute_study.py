@@ -180,7 +180,7 @@ SPLITMIX_MIX2 = 0x94D049BB133111EB
 SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
 
 # The exact sign-flip count.
-SUBSET_BLOCK_BYTES = 256 * 1024  # its working blocks of subset-sum counts: cache-sized
+SUBSET_BLOCK_BYTES = 256 * 1024  # each class of its packed subset-sum counts: cache-sized
 SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of its two halves, at most
 P_BOUND_BELOW = 0.00005 * (1 - 1e-9)  # a p below this prints 0.0000
 
@@ -1483,45 +1483,47 @@ def _subset_sums(sizes):
     """Yield the total of `sizes` (positive integers), then c[0..total] in lists, c[x] the number of
     subsets summing to x.
 
-    The counts are packed a slot of whole bytes per sum into big integers of SUBSET_BLOCK_BYTES
-    each, so adding an item is a few shifts and adds in C on blocks that stay in cache. Blocks are
-    updated from the top down, so each reads blocks not yet updated. c is symmetric, so only sums up
-    to half the total are kept, and the rest is read back from them in reverse."""
+    The counts up to half the total (c is symmetric: the rest is read back from them in reverse)
+    are packed a slot of whole bytes per sum into r big integers of about SUBSET_BLOCK_BYTES each,
+    class t holding the sums x ≡ t (mod r) in order. Adding an item of size q·r + ρ adds class
+    t − ρ, shifted by q slots (q + 1 where t < ρ), to class t: a shift and an add in C on integers
+    that stay in cache, along each cycle of t → t + ρ so that each reads a class not yet updated."""
     total = 0
     for size in sizes:
         total += size
     yield total
     half = total // 2
-    slot_bytes = (len(sizes) + 1 + 7) // 8          # a count is at most 2**len(sizes)
+    slot_bytes = (len(sizes) + 8) // 8              # a count is at most 2**len(sizes)
     slot_bits = 8 * slot_bytes
-    per_block = max(1, SUBSET_BLOCK_BYTES // slot_bytes)
-    last = half // per_block
-    block_mask = (1 << (per_block * slot_bits)) - 1
-    last_mask = (1 << ((half % per_block + 1) * slot_bits)) - 1
-    blocks = [1] + [0] * last
+    r = max(1, min(half + 1, (half + 1) * slot_bytes // SUBSET_BLOCK_BYTES))
+    rows = half // r + 1                             # class t keeps rows slots for t ≤ half mod r, else one fewer
+    masks = [(1 << rows * slot_bits) - 1, (1 << (rows - 1) * slot_bits) - 1]
+    classes = [1] + [0] * (r - 1)
     reached = 0
     for size in sizes:
-        whole, part = divmod(size, per_block)
-        up, down = part * slot_bits, (per_block - part) * slot_bits
-        reached = min(reached + size, half)
-        top = reached // per_block
-        for j in range(top, whole - 1, -1):
-            moved = blocks[j - whole]
-            if part:
-                moved = (moved << up) & block_mask
-                if j > whole:
-                    moved += blocks[j - whole - 1] >> down
-            blocks[j] += moved
-        if top == last:
-            blocks[last] &= last_mask
-    def block(j, slots):
-        raw = blocks[j].to_bytes(per_block * slot_bytes, "little")
-        return _unpack_slots(raw[:min(slots, per_block) * slot_bytes], slot_bytes)
-    for j in range(last + 1):
-        yield block(j, half + 1 - j * per_block)
+        q, rho = divmod(size, r)
+        reached = min(reached + size, half)         # below half, no sum passes half yet
+        cycles = math.gcd(rho, r)
+        for start in range(cycles):
+            t, before = start, classes[(start - rho) % r]
+            for _ in range(r // cycles):
+                old = classes[t]
+                new = old + (before << (q + (t < rho)) * slot_bits)
+                classes[t] = new & masks[t > half % r] if reached == half else new
+                before, t = old, (t + rho) % r
+    for t in range(r):
+        classes[t] = classes[t].to_bytes(rows * slot_bytes, "little")
+    step = max(1, 65536 // r)
+
+    def chunk(k0, k1):                               # c[k0·r … k1·r − 1]
+        return list(chain.from_iterable(zip(*[_unpack_slots(data[k0 * slot_bytes:k1 * slot_bytes], slot_bytes)
+                                               for data in classes])))
+    for k0 in range(0, rows, step):
+        yield chunk(k0, min(k0 + step, rows))[:half + 1 - k0 * r]
     mirror = total - half - 1                        # c[half + 1 + i] = c[mirror − i]
-    for j in range(mirror // per_block, -1, -1):
-        yield block(j, mirror + 1 - j * per_block)[::-1]
+    for k1 in range(mirror // r + 1, 0, -step):
+        k0 = max(0, k1 - step)
+        yield chunk(k0, k1)[:mirror + 1 - k0 * r][::-1]
 
 
 def _unpack_slots(raw, slot_bytes):
