@@ -1473,9 +1473,7 @@ def sign_flip_count(diffs):
     c1 = chain.from_iterable(first)
     c2 = chain(accumulate(chain.from_iterable(second)), repeat(1 << len(halves[1])))
     c1, c2 = (islice(c1, -shift, None), c2) if shift < 0 else (c1, islice(c2, shift, None))
-    count = 0
-    for product in map(operator.mul, c1, c2):
-        count += product
+    count = sum(map(operator.mul, c1, c2))           # exact: integers
     return (2 * count) << (n - len(sizes))
 
 
