@@ -1055,7 +1055,7 @@ def comparison_figures(result, arm, label, ours, page, terms):
     decimal_figure(result, name + (": p (Hoeffding bound)" if ours.p_how == "bound" else ": p"), page.get("p"),
                    p, P_PLACES, EXACT_UNITS)
     if ours.p_how not in (None, "bound"):
-        result.check("comparison %d: the exact sign-flip count within its memory cap" % arm, False, ours.p_how)
+        result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
     interval_figures(result, name + ": bootstrap", page.get("bootstrap"), ours.bootstrap, places,
                      LOOSE_UNITS, print_comparison_figure)
     withheld = page.get("withheld")
@@ -1465,7 +1465,7 @@ def sign_flip_count(diffs):
             total += size
         need += (total // 2 + 1) * ((len(half) + 8) // 8)
     if need > SIGN_FLIP_MAX_BYTES:
-        return "it needs %d MiB of counts, over the %d MiB cap" % (need >> 20, SIGN_FLIP_MAX_BYTES >> 20)
+        return "needs %d MiB, cap %d MiB" % (need >> 20, SIGN_FLIP_MAX_BYTES >> 20)
     first, second = (_subset_sums(half) for half in halves)
     total1, total2 = next(first), next(second)
     threshold = (total1 + total2 + abs(s1) // common + 1) // 2    # subsets whose 2x − A ≥ |S1|

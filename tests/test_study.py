@@ -185,7 +185,7 @@ def test_sign_flip_count_over_its_memory_cap_is_refused(monkeypatch):
     diffs = [rng_d * 7 + 1 for rng_d in range(-30, 31)]
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 1000)
     p, why = rs.sign_flip_p(diffs, 0.05)
-    assert p is None and why.startswith("it needs 0 MiB of counts") and "over the 0 MiB cap" in why
+    assert (p, why) == (None, "needs 0 MiB, cap 0 MiB")
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 10 ** 6)
     assert rs.sign_flip_p(diffs, 0.05) == (Fraction(plain_count(diffs), 2 ** 61), None)
 
@@ -467,6 +467,20 @@ def test_value_outside_the_range_fails_a_check_and_leaves_the_exact_test_unrun(t
                                                     "recomputed": None, "same": False}
     assert figures["comparison 1 (treated): verdict"]["recomputed"] is None
     assert figures["comparison 1 (treated): mean"]["recomputed"] == "66649.667"   # (1 + 2 + 199946.001) ÷ 3
+
+
+def test_sign_flip_count_over_its_cap_fails_a_check_in_the_report(tmp_path, monkeypatch, capsys):
+    write_study(tmp_path, "fixed")
+    study_dir = tmp_path / "u" / "hand" / "studies" / STUDY
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)
+    assert rs.main(["https://daishi.ai/u/hand/studies/" + STUDY, "--json", "--trials", str(study_dir / "trials.csv"),
+                    "--seats", str(study_dir / "seats.csv"), "--page", str(tmp_path / "u" / "hand.json")]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [c for c in out["checks"] if not c["agrees"]] == [{
+        "check": "comparison 1: exact sign-flip count within its cap", "agrees": False,
+        "detail": "needs 0 MiB, cap 0 MiB"}]
+    assert [f["figure"] for f in out["figures"] if not f["same"]] == [
+        "comparison 1 (treated): p", "comparison 1 (treated): verdict"]
 
 
 def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
