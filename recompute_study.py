@@ -61,7 +61,7 @@ import urllib.request
 from array import array
 from decimal import Decimal
 from fractions import Fraction
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, islice, repeat
 from statistics import NormalDist
 
 # ---------------------------------------------------------------- constants
@@ -192,7 +192,9 @@ SPLITMIX_MIX2 = 0x94D049BB133111EB
 SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
 
 # The exact sign-flip count.
-SUBSET_BLOCK_BYTES = 256 * 1024  # its working blocks of subset-sum counts: cache-sized
+SUBSET_BLOCK_BYTES = 256 * 1024  # each class of its packed subset-sum counts: cache-sized
+SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of its two halves, at most
+P_BOUND_BELOW = 0.00005 * (1 - 1e-9)  # a p below this prints 0.0000
 
 # Student t quantile.
 LOG_SQRT_PI = 0.5 * math.log(math.pi)
@@ -710,110 +712,6 @@ def t_quantile(nu, q):
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
 
 
-# -- The exact sign-flip test.
-
-def _unpack_slots(raw, slot_bytes):
-    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`.
-
-    Each slot is first spread to whole 64-bit words by strided byte copies, so
-    the per-slot work stays in C."""
-    slots = len(raw) // slot_bytes
-    per = (slot_bytes + 7) // 8
-    spread = bytearray(8 * per * slots)
-    for j in range(slot_bytes):
-        spread[j::8 * per] = raw[j::slot_bytes]
-    words = array("Q")
-    words.frombytes(bytes(spread))
-    if sys.byteorder != "little":
-        words.byteswap()
-    values = list(words[0::per])
-    for k in range(1, per):
-        values = list(map(operator.add, values, map(operator.lshift, words[k::per], repeat(64 * k))))
-    return values
-
-
-def _subset_sum_counts(sizes):
-    """c[x] = the number of subsets of `sizes` (positive integers) summing to x.
-
-    The counts are packed a slot of whole bytes per sum into big integers of
-    SUBSET_BLOCK_BYTES each, so adding an item is a few shifts and adds in C on
-    blocks that stay in cache (one huge integer would be reallocated every
-    item). Blocks are updated from the top down, so each reads blocks not yet
-    updated. The distribution is symmetric, so only sums up to half the total
-    are kept while it is built."""
-    total = 0
-    for size in sizes:
-        total += size
-    half = total // 2
-    slot_bytes = (len(sizes) + 1 + 7) // 8          # a count is at most 2**len(sizes)
-    slot_bits = 8 * slot_bytes
-    per_block = max(1, SUBSET_BLOCK_BYTES // slot_bytes)
-    last = half // per_block
-    block_mask = (1 << (per_block * slot_bits)) - 1
-    last_mask = (1 << ((half % per_block + 1) * slot_bits)) - 1
-    blocks = [1] + [0] * last
-    reached = 0
-    for size in sorted(sizes):
-        whole, part = divmod(size, per_block)
-        up, down = part * slot_bits, (per_block - part) * slot_bits
-        reached = min(reached + size, half)
-        top = reached // per_block
-        for j in range(top, whole - 1, -1):
-            moved = blocks[j - whole]
-            if part:
-                moved = (moved << up) & block_mask
-                if j > whole:
-                    moved += blocks[j - whole - 1] >> down
-            blocks[j] += moved
-        if top == last:
-            blocks[last] &= last_mask
-    raw = b"".join(block.to_bytes(per_block * slot_bytes, "little") for block in blocks)
-    low = _unpack_slots(raw[:(half + 1) * slot_bytes], slot_bytes)
-    return low + low[:total - half][::-1]
-
-
-def sign_flip_count(diffs):
-    """How many of the 2**n sign vectors s give |Σ s_t D_t| ≥ |Σ D_t|, counted exactly.
-
-    With a the |D_t| and x the sum of those given +, Σ s a = 2x − A; the count
-    is symmetric in x ↔ A − x, so it is twice the subsets with 2x − A ≥ |S1|.
-    Those are counted by meeting in the middle: the subset sums of each half of
-    the items, then for each sum of one half the sums of the other that reach."""
-    n = len(diffs)
-    s1 = 0
-    for d in diffs:
-        s1 += d
-    sizes = [abs(d) for d in diffs if d != 0]
-    if s1 == 0:
-        return 1 << n
-    common = 0
-    for size in sizes:
-        common = math.gcd(common, size)
-    sizes = sorted(size // common for size in sizes)
-    reach = abs(s1) // common
-    total = 0
-    for size in sizes:
-        total += size
-    threshold = (total + reach + 1) // 2             # subsets whose 2x − A ≥ reach
-    first = _subset_sum_counts(sizes[0::2])
-    second = _subset_sum_counts(sizes[1::2])
-    tail = list(accumulate(reversed(second)))[::-1] + [0]   # tail[y]: second-half subsets summing to y or more
-    everything = tail[0]
-    count = 0
-    low = max(0, threshold - (len(second) - 1))
-    high = min(threshold - 1, len(first) - 1)
-    if low <= high:
-        count += sum(map(operator.mul, first[low:high + 1], tail[threshold - high:threshold - low + 1][::-1]))
-    if threshold < len(first):
-        count += everything * sum(first[max(threshold, 0):])
-    return (2 * count) << (n - len(sizes))
-
-
-def sign_flip_p(diffs):
-    """The exact sign-flip p as a Fraction (study.md §4.5)."""
-    return Fraction(sign_flip_count(diffs), 1 << len(diffs))
-
-
 # -- The percentile bootstrap.
 
 def _splitmix64_chunks(seed, count):
@@ -901,6 +799,9 @@ class Terms:
                 raise Unreadable("the card's direction for %s is %r, not higher or lower"
                                  % (self.metric, self.direction))
             self.bounds = _declared_range(reading.get("range"))
+        self.outside = [] if self.bounds is None else [     # rows whose value is out of the range
+            row for row in trials if row["value"] and not self.bounds[0] <= Decimal(row["value"]) <= self.bounds[1]]
+        self.outside_lines = {row["_line"] for row in self.outside}
         self.effect = None
         self.alpha = None
         if self.rule:
@@ -1002,12 +903,13 @@ def scorecard_fault(seat):
 
 class Comparison:
     """One comparison's recomputed figures; None where a figure does not exist."""
-    n = mean = interval = map_interval = maps = p = bootstrap = verdict = None
-    positive = True
+    n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
+    positive = in_range = True
 
 
 def pairs_for(arm, trials_by_trial, terms):
-    """(D_t, map) of comparison `arm`, in trial order (study.md §4.1); None if a value is ≤ 0."""
+    """(D_t, map, both values in range) of comparison `arm`, in trial order (study.md §4.1); None if
+    a value is ≤ 0."""
     pairs = []
     for trial in sorted(trials_by_trial):
         rows = trials_by_trial[trial]
@@ -1024,7 +926,7 @@ def pairs_for(arm, trials_by_trial, terms):
             if v0 <= 0 or vk <= 0:
                 return None
             d = math.floor((math.log(vk) - math.log(v0)) * LOG_RATIO_SCALE + 0.5)
-        pairs.append((d, int(control["map_seed"])))
+        pairs.append((d, int(control["map_seed"]), not terms.outside_lines & {control["_line"], treated["_line"]}))
     return pairs
 
 
@@ -1037,8 +939,9 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     n = len(pairs)
     if n == 0:
         return result
-    diffs = [d for d, _ in pairs]
-    maps = [m for _, m in pairs]
+    diffs = [d for d, _, _ in pairs]
+    maps = [m for _, m, _ in pairs]
+    result.in_range = all(ok for _, _, ok in pairs)
     s1 = s2 = 0
     for d in diffs:
         s1 += d
@@ -1048,7 +951,8 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     result.n = n
     result.maps = len(set(maps))
     result.mean, spread = mean_and_spread(s1, s2, n, scale)
-    result.p = sign_flip_p(diffs)
+    if result.in_range:     # a value out of its range could make the exact count unbounded
+        result.p, result.p_how = sign_flip_p(diffs, alpha)
     if n < 2:
         return result
     if terms.rule == "fixed":
@@ -1060,7 +964,7 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         result.map_interval = cut(cluster_interval(diffs, maps, scale, q), terms.difference_bounds)
     if terms.rule == "fixed":
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
-    if withheld is None:
+    if withheld is None and (result.p is not None or terms.rule == "anytime"):
         result.verdict = verdict(terms, result, alpha)
     return result
 
@@ -1248,6 +1152,10 @@ def comparison_figures(result, arm, label, ours, page, terms):
     exact_figure(result, key("maps"), name, page.get("maps"), ours.maps)
     p = None if ours.p is None else ours.p.numerator / ours.p.denominator
     decimal_figure(result, key("p"), name, page.get("p"), p, P_PLACES, EXACT_UNITS)
+    if ours.p_how == "bound" and result.figures and result.figures[-1]["key"] == key("p"):
+        result.figures[-1].update(label=result.figures[-1]["label"] + " (Hoeffding bound)", bound=True)
+    if ours.p_how not in (None, "bound"):
+        result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
     interval_figures(result, key("bootstrap"), name, page.get("bootstrap"), ours.bootstrap, places,
                      LOOSE_UNITS, print_comparison_figure)
     withheld = page.get("withheld")
@@ -1361,6 +1269,11 @@ def file_checks(result, study_id, trials, seats, reading, terms):
         result.check("the page's range is %s's" % terms.metric, agrees,
                      None if agrees else "page %s, the metric's [%s, %s]" % (_shown(page_range), *terms.bounds))
         _equal_check(result, "direction", reading.get("direction"), terms.direction)
+    if terms.bounds is not None:
+        first_out = terms.outside[:1]
+        fault = first_out and "trials.csv line %d: value %s" % (first_out[0]["_line"], first_out[0]["value"])
+        result.check("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds), not fault,
+                     fault or None)
 
 
 def _same_count(page, files):
@@ -1847,6 +1760,131 @@ def main(argv=None):
     if args.json:
         print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
     return 2
+
+
+# ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
+
+def sign_flip_p(diffs, alpha):
+    """study.md §4.5's p as (Fraction, how): how is None for the exact count, "bound" where
+    Hoeffding's bound P(|Σ s_t D_t| ≥ |S1|) ≤ 2·exp(−S1² ÷ (2·Σ D_t²)) is below both 0.00005 and
+    alpha (then it fixes the printed p, 0.0000, and the verdict, and it is the p returned), or why
+    the count was not made (p None)."""
+    s1 = s2 = 0
+    for d in diffs:
+        s1 += d
+        s2 += d * d
+    if s2:
+        bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding
+        if bound < P_BOUND_BELOW and bound < alpha:
+            return Fraction(max(bound, 2.0 ** -1074)), "bound"
+    count = sign_flip_count(diffs)
+    if isinstance(count, str):
+        return None, count
+    return Fraction(count, 1 << len(diffs)), None
+
+
+def sign_flip_count(diffs):
+    """How many of the 2**n sign vectors s give |Σ s_t D_t| ≥ |Σ D_t|, counted exactly; or why not.
+
+    The plain algorithm: with a_t = |D_t| and A = Σ a_t, a sign vector giving + to a subset of sum x
+    gives Σ s a = 2x − A, so the count is Σ c[x] over 2x − A ≥ |S1| or 2x − A ≤ −|S1|, where c[x]
+    (the subsets summing to x) comes from c ← c + (c shifted by a_t) for each t, starting from
+    c = [1]. Here c is symmetric, so the count is twice the first sum; the items are split into two
+    halves whose counts c1, c2 are built that way (packed into big integers, _subset_sums) and
+    Σ_{x1+x2 ≥ T} c1[x1]·c2[x2] = Σ_x c1[x]·C2[x + A2 − T], C2 the running sum of c2."""
+    n = len(diffs)
+    s1 = 0
+    for d in diffs:
+        s1 += d
+    sizes = [abs(d) for d in diffs if d != 0]
+    if s1 == 0:
+        return 1 << n
+    common = 0
+    for size in sizes:
+        common = math.gcd(common, size)
+    sizes = sorted(size // common for size in sizes)
+    halves = sizes[0::2], sizes[1::2]
+    need = 0
+    for half in halves:
+        total = 0
+        for size in half:
+            total += size
+        need += (total // 2 + 1) * ((len(half) + 8) // 8)
+    if need > SIGN_FLIP_MAX_BYTES:
+        return "needs %d MiB, cap %d MiB" % (need >> 20, SIGN_FLIP_MAX_BYTES >> 20)
+    first, second = (_subset_sums(half) for half in halves)
+    total1, total2 = next(first), next(second)
+    threshold = (total1 + total2 + abs(s1) // common + 1) // 2    # subsets whose 2x − A ≥ |S1|
+    shift = total2 - threshold
+    c1 = chain.from_iterable(first)
+    c2 = chain(accumulate(chain.from_iterable(second)), repeat(1 << len(halves[1])))
+    c1, c2 = (islice(c1, -shift, None), c2) if shift < 0 else (c1, islice(c2, shift, None))
+    count = sum(map(operator.mul, c1, c2))           # exact: integers
+    return (2 * count) << (n - len(sizes))
+
+
+def _subset_sums(sizes):
+    """Yield the total of `sizes` (positive integers), then c[0..total] in lists, c[x] the number of
+    subsets summing to x.
+
+    The counts up to half the total (c is symmetric: the rest is read back from them in reverse)
+    are packed a slot of whole bytes per sum into r big integers of about SUBSET_BLOCK_BYTES each,
+    class t holding the sums x ≡ t (mod r) in order. Adding an item of size q·r + ρ adds class
+    t − ρ, shifted by q slots (q + 1 where t < ρ), to class t: a shift and an add in C on integers
+    that stay in cache, along each cycle of t → t + ρ so that each reads a class not yet updated."""
+    total = 0
+    for size in sizes:
+        total += size
+    yield total
+    half = total // 2
+    slot_bytes = (len(sizes) + 8) // 8              # a count is at most 2**len(sizes)
+    slot_bits = 8 * slot_bytes
+    r = max(1, min(half + 1, (half + 1) * slot_bytes // SUBSET_BLOCK_BYTES))
+    rows = half // r + 1                             # class t keeps rows slots for t ≤ half mod r, else one fewer
+    masks = [(1 << rows * slot_bits) - 1, (1 << (rows - 1) * slot_bits) - 1]
+    classes = [1] + [0] * (r - 1)
+    reached = 0
+    for size in sizes:
+        q, rho = divmod(size, r)
+        reached = min(reached + size, half)         # below half, no sum passes half yet
+        cycles = math.gcd(rho, r)
+        for start in range(cycles):
+            t, before = start, classes[(start - rho) % r]
+            for _ in range(r // cycles):
+                old = classes[t]
+                new = old + (before << (q + (t < rho)) * slot_bits)
+                classes[t] = new & masks[t > half % r] if reached == half else new
+                before, t = old, (t + rho) % r
+    for t in range(r):
+        classes[t] = classes[t].to_bytes(rows * slot_bytes, "little")
+    step = max(1, 65536 // r)
+
+    def chunk(k0, k1):                               # c[k0·r … k1·r − 1]
+        return list(chain.from_iterable(zip(*[_unpack_slots(data[k0 * slot_bytes:k1 * slot_bytes], slot_bytes)
+                                               for data in classes])))
+    for k0 in range(0, rows, step):
+        yield chunk(k0, min(k0 + step, rows))[:half + 1 - k0 * r]
+    mirror = total - half - 1                        # c[half + 1 + i] = c[mirror − i]
+    for k1 in range(mirror // r + 1, 0, -step):
+        k0 = max(0, k1 - step)
+        yield chunk(k0, k1)[:mirror + 1 - k0 * r][::-1]
+
+
+def _unpack_slots(raw, slot_bytes):
+    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`: up to 8 bytes, spread
+    to 64-bit words by strided byte copies; wider, a slot at a time. Either way the work stays in C."""
+    if slot_bytes > 8:
+        starts = range(0, len(raw), slot_bytes)
+        ends = range(slot_bytes, len(raw) + slot_bytes, slot_bytes)
+        return list(map(int.from_bytes, map(raw.__getitem__, map(slice, starts, ends)), repeat("little")))
+    spread = bytearray(8 * (len(raw) // slot_bytes))
+    for j in range(slot_bytes):
+        spread[j::8] = raw[j::slot_bytes]
+    words = array("Q")
+    words.frombytes(bytes(spread))
+    if sys.byteorder != "little":
+        words.byteswap()
+    return list(words)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,13 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
+import random
 import re
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -29,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, load_script
+from conftest import FIXTURES, REPO, load_script
 from hostile_common import (
     DELETE, HUGE_INT, answer, drip, dumps, endless, in_turn, label, mutate, r, raw, reading_problems,
     redirect, run_main, run_saving, shown, stall, tree, walk,
@@ -1627,6 +1631,113 @@ def test_safety_save_leaves_no_partial_file_on_a_failure(serving, rn, tmp_path):
     assert tree(save) <= {"trials.csv"}
     for name in tree(save):
         assert (save / name).read_bytes() == csv_bytes(KIM, name)
+
+
+# ---------------------------------------------------------------- the exact test's resources
+
+# Runs the script and, as it ends, writes its own peak RSS (VmHWM, which a forked parent's pages
+# do not inflate) to the file named first.
+MEASURED = """import runpy, sys
+peak_file, sys.argv = sys.argv[1], sys.argv[2:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+finally:
+    with open("/proc/self/status") as status, open(peak_file, "w") as out:
+        out.write([line.split()[1] for line in status if line.startswith("VmHWM:")][0])
+"""
+
+
+def run_measured(args, limit=120):
+    """The script as a user runs it: (exit, stdout, stderr, seconds, peak RSS in MiB)."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("no /proc/self/status to read a peak RSS from")
+    with tempfile.TemporaryDirectory() as folder:
+        peak_file = os.path.join(folder, "peak")
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", MEASURED, peak_file, str(REPO / "recompute_study.py")] + args,
+                              capture_output=True, text=True, timeout=limit)
+        seconds = time.monotonic() - started
+        with open(peak_file) as peak:
+            return done.returncode, done.stdout, done.stderr, seconds, int(peak.read()) / 1024
+
+
+def big_study(root, pairs, effect, seed=20261130):
+    """A fixed-rule study of `pairs` trials in the form of KIM's: each value the mean of 3 focal seats'
+    Fitness Index (tenths), so the differences fall on every thousandth; the page's figures are KIM's."""
+    rng = random.Random(seed)
+    study = "s_0b16b16b"
+    trials, seats = csv_rows(KIM, "trials.csv"), csv_rows(KIM, "seats.csv")
+    t_row, s_row = trials[1], seats[1]
+    t_rows, s_rows = [trials[0]], [seats[0]]
+    tc, sc = (lambda c: column_of(trials, c)), (lambda c: column_of(seats, c))
+    for trial in range(1, pairs + 1):
+        for arm in (0, 1):
+            total = 0.0
+            for seat in (1, 2, 3):
+                fitness = "%.1f" % min(100, max(0, round(rng.gauss(50 + effect * arm, 14.7), 1)))
+                total += float(fitness)
+                row = list(s_row)
+                for column, text in (("study", study), ("trial", str(trial)), ("arm", str(arm)), ("seat", str(seat)),
+                                     ("fitness_index", fitness), ("grade", grade(fitness))):
+                    row[sc(column)] = text
+                for column in ("survival", "economy", "social", "adaptation", "competitiveness"):
+                    row[sc(column)] = fitness
+                s_rows.append(row)
+            units = math.floor(total / 3 * 1000 + 0.5)
+            row = list(t_row)
+            for column, text in (("study", study), ("trial", str(trial)), ("arm", str(arm)),
+                                 ("map_seed", str(1000 + trial)), ("value", "%d.%03d" % divmod(units, 1000)),
+                                 ("in_comparison", "true" if arm else ""), ("arm_label", ("control", "treated")[arm])):
+                row[tc(column)] = text
+            t_rows.append(row)
+    folder = root / "u" / "kim" / "studies" / study
+    folder.mkdir(parents=True)
+    (folder / "trials.csv").write_text(write_rows(t_rows), encoding="utf-8")
+    (folder / "seats.csv").write_text(write_rows(s_rows), encoding="utf-8")
+    prof = profile(KIM)
+    card = prof["studies"][card_index(prof, KIM)]
+    card["id"], card["address"] = study, card["address"].replace(KIM.id, study)
+    (root / "u" / "kim.json").write_text(json.dumps(prof))
+    return "/u/kim/studies/" + study
+
+
+def grade(fitness):
+    tenths = int(fitness.replace(".", ""))
+    return GRADER.grade_for(tenths, [tenths] * 5, "2.4")
+
+
+GRADER = load_script("recompute_study")
+
+def test_net_500_pair_study_on_every_thousandth_counts_p_exactly_within_its_limits(tmp_path):
+    """The platform's cap, a small effect (no bound settles it): the exact count runs, in bounded memory."""
+    tally("network")
+    with Platform(tmp_path) as p:
+        code, out, err, seconds, peak = run_measured([p.url + big_study(tmp_path, 500, 0.3), "--all"])
+    assert (code, err) == (1, ""), (code, err)          # the page's figures are another study's
+    p_line = [line for line in out.splitlines() if line.startswith("comparison 1 (treated): p ")]
+    assert len(p_line) == 1 and re.fullmatch(r"comparison 1 \(treated\): p +0\.1674 +0\.[0-9]{4} +DIFFERS \([-+][0-9]+\)",
+                                             p_line[0]), p_line
+    assert "every value within fitness_index's range [0, 100]: agrees" in out
+    assert "the exact sign-flip count" not in out and "Traceback" not in out + err
+    assert peak <= 256 and seconds < 60, (peak, seconds)
+
+
+def test_net_value_out_of_its_range_fails_a_check_and_leaves_the_exact_test_unrun(tmp_path):
+    """One treated value of 200000.001 on a 0-100 metric: a failed check, p none, quickly."""
+    tally("network")
+    address_path = big_study(tmp_path, 500, 0.3)
+    trials_file = tmp_path / address_path.lstrip("/") / "trials.csv"
+    rows = list(csv.reader(io.StringIO(trials_file.read_text(encoding="utf-8"))))
+    rows[4][column_of(rows, "value")] = "200000.001"         # trial 2's treated row, line 5
+    trials_file.write_text(write_rows(rows), encoding="utf-8")
+    with Platform(tmp_path) as p:
+        code, out, err, seconds, peak = run_measured([p.url + address_path, "--all"])
+    assert (code, err) == (1, ""), (code, err)
+    assert ("every value within fitness_index's range [0, 100]: FAILS (trials.csv line 5: value 200000.001)"
+            in out), out[-3000:]
+    assert re.search(r"^comparison 1 \(treated\): p +0\.1674 +none +DIFFERS$", out, re.M), out[:3000]
+    assert re.search(r"^comparison 1 \(treated\): verdict +inconclusive +none +DIFFERS$", out, re.M)
+    assert peak <= 256 and seconds < 60, (peak, seconds)
 
 
 # ---------------------------------------------------------------- the counts

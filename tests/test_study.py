@@ -130,11 +130,11 @@ def test_sign_flip_across_many_small_blocks(monkeypatch):
 
 
 def test_sign_flip_known_values():
-    assert rs.sign_flip_p([1000, 2000, 3000]) == Fraction(1, 4)   # only all + and all −
-    assert rs.sign_flip_p([19850]) == 1
-    assert rs.sign_flip_p([0, 0, 0]) == 1
-    assert rs.sign_flip_p([5, -5]) == 1
-    assert rs.sign_flip_p([3] * 20) == Fraction(2, 2 ** 20)
+    assert rs.sign_flip_p([1000, 2000, 3000], 0.05) == (Fraction(1, 4), None)   # only all + and all −
+    assert rs.sign_flip_p([19850], 0.05) == (1, None)
+    assert rs.sign_flip_p([0, 0, 0], 0.05) == (1, None)
+    assert rs.sign_flip_p([5, -5], 0.05) == (1, None)
+    assert rs.sign_flip_p([3] * 20, 0.05) == (Fraction(2, 2 ** 20), None)
 
 
 def test_sign_flip_stays_exact_at_two_hundred_pairs():
@@ -145,6 +145,49 @@ def test_sign_flip_stays_exact_at_two_hundred_pairs():
     assert 0 < count <= 2 ** 200 and count % 2 == 0
     # Doubling every difference changes nothing; shifting one by a unit changes the count.
     assert rs.sign_flip_count([2 * d for d in diffs]) == count
+
+
+def plain_count(diffs):
+    """§4.5 the plain way: the distribution of Σ s_t D_t over every sign vector, one item at a time."""
+    sums = {0: 1}
+    for d in diffs:
+        step = {}
+        for x, c in sums.items():
+            step[x + d] = step.get(x + d, 0) + c
+            step[x - d] = step.get(x - d, 0) + c
+        sums = step
+    return sum(c for x, c in sums.items() if abs(x) >= abs(sum(diffs)))
+
+
+@pytest.mark.parametrize("block_bytes", [7, rs.SUBSET_BLOCK_BYTES])
+def test_fast_sign_flip_count_is_the_plain_count(monkeypatch, block_bytes):
+    monkeypatch.setattr(rs, "SUBSET_BLOCK_BYTES", block_bytes)
+    rng = random.Random(block_bytes)
+    for _ in range(40):
+        n = rng.randint(17, 60)
+        diffs = [rng.randint(-300, 300) + rng.choice((0, 0, 2, 40)) for _ in range(n)]
+        assert rs.sign_flip_count(diffs) == plain_count(diffs), diffs
+
+
+def test_hoeffding_bound_settles_only_below_both_limits():
+    rng = random.Random(3)
+    diffs = [rng.randint(-500, 3000) for _ in range(40)]
+    exact = Fraction(rs.sign_flip_count(diffs), 2 ** 40)
+    p, how = rs.sign_flip_p(diffs, 0.05)
+    assert how == "bound" and exact < p < Fraction(5, 100000)
+    assert rs.print_figure(p.numerator / p.denominator, 4) == rs.print_figure(exact.numerator / exact.denominator, 4)
+    assert rs.sign_flip_p(diffs, float(p) / 2) == (exact, None)       # the bound is not below alpha
+    weak = diffs[:20] + [-d for d in diffs[20:36]]
+    assert rs.sign_flip_p(weak, 0.05)[1] is None                      # nor below 0.00005 here
+
+
+def test_sign_flip_count_over_its_memory_cap_is_refused(monkeypatch):
+    diffs = [rng_d * 7 + 1 for rng_d in range(-30, 31)]
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 1000)
+    p, why = rs.sign_flip_p(diffs, 0.05)
+    assert (p, why) == (None, "needs 0 MiB, cap 0 MiB")
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 10 ** 6)
+    assert rs.sign_flip_p(diffs, 0.05) == (Fraction(plain_count(diffs), 2 ** 61), None)
 
 
 # ---------------------------------------------------------------- SplitMix64
@@ -400,10 +443,10 @@ def test_hand_worked_study(tmp_path, rule):
         "file": "trials.csv", "line": 5}
     assert ("comparison 1 (treated): bootstrap low" in figures) == (rule == "fixed")
     # 11 comparison figures (8 without bootstrap or map interval), 4 per arm, 5 for the model,
-    # 6 trial values; 25 checks.
+    # 6 trial values; 26 checks (25, and every value within the range).
     expected_figures = (9 if rule == "fixed" else 7) + 8 + 5 + 6
     assert out["summary"] == {"figuresSame": expected_figures, "figuresCompared": expected_figures,
-                              "checksAgree": 25, "checksMade": 25}
+                              "checksAgree": 26, "checksMade": 26}
     assert (out["script"], out["exit"], out["study"]) == (SCRIPT, 0, STUDY)
 
 
@@ -523,6 +566,36 @@ def test_figure_at_other_places_says_so(tmp_path, key, page, ours, reason):
     assert lines[row].split()[-3:] == [page, ours, "DIFFERS"]
     assert lines[row + 1] == "    (%s)" % reason          # the reason on a line of its own
     assert max(len(line) for line in lines) <= 100
+
+
+def test_value_outside_the_range_fails_a_check_and_leaves_the_exact_test_unrun(tmp_path):
+    write_study(tmp_path, "fixed", trials_tamper=lambda rows: [r.replace(",57.0,", ",200000.001,") for r in rows])
+    done = run_hand(tmp_path)
+    assert done.returncode == 1 and done.stderr == ""
+    out = json.loads(done.stdout)
+    failed = [c for c in out["checks"] if not c["agrees"]]
+    assert failed == [{"check": "every value within fitness_index's range [0, 100]", "agrees": False,
+                       "detail": "trials.csv line 7: value 200000.001"}]
+    figures = {f["label"]: f for f in out["figures"]}
+    assert figures["comparison 1 (treated): p"] == {
+        "key": {"comparison": 1, "figure": "p"}, "label": "comparison 1 (treated): p", "published": 0.25,
+        "recomputed": None, "same": False, "difference": None}
+    assert figures["comparison 1 (treated): verdict"]["recomputed"] is None
+    assert figures["comparison 1 (treated): mean"]["recomputed"] == 66649.667   # (1 + 2 + 199946.001) ÷ 3
+
+
+def test_sign_flip_count_over_its_cap_fails_a_check_in_the_report(tmp_path, monkeypatch, capsys):
+    write_study(tmp_path, "fixed")
+    study_dir = tmp_path / "u" / "hand" / "studies" / STUDY
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)
+    assert rs.main(["https://daishi.ai/u/hand/studies/" + STUDY, "--json", "--trials", str(study_dir / "trials.csv"),
+                    "--seats", str(study_dir / "seats.csv"), "--page", str(tmp_path / "u" / "hand.json")]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [c for c in out["checks"] if not c["agrees"]] == [{
+        "check": "comparison 1: exact sign-flip count within its cap", "agrees": False,
+        "detail": "needs 0 MiB, cap 0 MiB"}]
+    assert [f["label"] for f in out["figures"] if not f["same"]] == [
+        "comparison 1 (treated): p", "comparison 1 (treated): verdict"]
 
 
 def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
