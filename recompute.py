@@ -155,743 +155,6 @@ def running_sum(terms):
     return total
 
 
-# ----------------------------------------------------------- reading records
-
-def parse_json(raw, name):
-    """JSON whose NaN, Infinity and over-long numbers reach the field checks,
-    which name the field that holds them."""
-    if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
-        raise RecordError("%s: more than %d JSON values: not a record this script reads"
-                          % (name, MAX_JSON_VALUES))
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=float)
-    except UnicodeDecodeError:
-        raise RecordError("%s: not UTF-8 text" % name)
-    except (ValueError, RecursionError) as err:
-        raise RecordError("%s: not valid JSON (%s)" % (name, err))
-
-
-class Downloads:
-    """Reads a match's export pages and report from the platform."""
-
-    rubric = None
-
-    def __init__(self, base, match_id, save_dir, base_named="--base"):
-        self.base = base.rstrip("/")
-        self.origin = urllib.parse.urlsplit(self.base)[:2]
-        self.match_id = match_id
-        self.save_dir, self.saved, self.files = save_dir, {}, {}
-        redirects = SameOriginRedirects(self.origin)
-        redirects.named = base_named
-        self.opener = urllib.request.build_opener(redirects, DeadlineHandler())
-        self.end = time.monotonic() + DOWNLOAD_SECONDS
-        if save_dir is not None and match_id and os.path.lexists(os.path.join(save_dir, match_id)):
-            raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
-                              % (os.path.join(save_dir, match_id), match_id))
-
-    def page(self, number):
-        url = "%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number)
-        return self.get(url, "export page %d" % number, ("export", "%d.json" % number))
-
-    def report(self, version):
-        url = "%s/api/matches/%s/report" % (self.base, self.match_id)
-        if version is None:
-            return self.get(url, "report", ("report.json",))
-        url += "?rubric=" + urllib.parse.quote(version, safe="")
-        return self.get(url, "report (rubric %s)" % version, ("report", version + ".json"))
-
-    def get(self, url, what, save_as):
-        try:
-            raw = http_get(self.opener, url, what, self.end)
-        except RecordError as err:
-            if getattr(err, "status", None) == 409:  # kept, so the copy says it was still playing
-                self.keep(("playing.json",), err.body)
-            raise
-        self.files["/".join(save_as)] = raw
-        self.keep(save_as, raw)
-        return raw, what
-
-    def keep(self, save_as, raw):
-        if self.save_dir is None:
-            return
-        # Every name here is the script's own: the match id was checked, save_as is fixed.
-        try:
-            save_copy(self.save_dir, (self.match_id,) + save_as if self.match_id else save_as, raw)
-        except OSError as err:
-            raise RecordError("--save: cannot write %s under %s (%s)"
-                              % ("/".join(save_as), self.save_dir, err.strerror or err))
-        self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
-
-    def write_saved(self, rubric):
-        """saved.json: where and when the copy came from, and each file's sha256."""
-        about = {"kind": "match", "matchId": self.match_id, "source": "%s/api/matches/%s" % (self.base, self.match_id),
-                 "savedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rubric": rubric,
-                 "sha256": self.saved}
-        self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
-
-
-PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
-
-
-def save_copy(directory, parts, body):
-    """DIR/parts..., each folder made here and never a symbolic link, the file
-    written whole to a temporary name, then renamed over whatever was there."""
-    os.makedirs(directory, exist_ok=True)
-    for part in parts[:-1]:
-        directory = os.path.join(directory, part)
-        try:
-            os.mkdir(directory)
-        except FileExistsError:
-            pass
-        if os.path.islink(directory) or not os.path.isdir(directory):
-            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
-    PARTS.add(temporary)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(body)
-        os.replace(temporary, os.path.join(directory, parts[-1]))
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-    finally:
-        PARTS.discard(temporary)
-
-
-class SavedCopies:
-    """Reads the same files from a folder laid out as --save writes them, and
-    saved.json where --save wrote one: the match, the rubric asked for, the time."""
-
-    def __init__(self, folder):
-        self.folder, self.files = folder, {}
-        self.match_id = self.rubric = None  # without saved.json a folder is whatever match it holds
-        self.saved_at = None
-        if os.path.isfile(os.path.join(folder, "saved.json")):
-            raw, name = self.read(("saved.json",))
-            about = as_object(parse_json(raw, name), name)
-            self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
-            self.rubric = field(about, "rubric", name)
-            if self.rubric is not None and self.rubric not in RUBRICS:
-                raise RecordError("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
-            self.match_id = field(about, "matchId", name)
-            if not isinstance(self.match_id, str) or not MATCH_ID.match(self.match_id):
-                raise RecordError("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
-
-    def page(self, number):
-        playing = os.path.join(self.folder, "playing.json")
-        if number == 1 and os.path.isfile(playing):
-            raise RecordError("%s: %s" % (playing, failure_text(409, self.read(("playing.json",))[0], "")))
-        return self.read(("export", "%d.json" % number))
-
-    def report(self, version):
-        return self.read(("report.json",) if version is None else ("report", version + ".json"))
-
-    def read(self, parts):
-        path = os.path.join(self.folder, *parts)
-        try:
-            with open(path, "rb") as f:
-                raw = f.read(MAX_RESPONSE_BYTES + 1)
-        except OSError as err:
-            raise RecordError("%s: cannot read (%s)" % (path, err.strerror or err))
-        if len(raw) > MAX_RESPONSE_BYTES:
-            raise RecordError("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
-        self.files["/".join(parts)] = raw
-        return raw, path
-
-
-class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only within the server the user named."""
-
-    def __init__(self, origin):
-        self.origin = origin
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if urllib.parse.urlsplit(newurl)[:2] != self.origin:
-            raise RecordError("%s redirects to %s, another server than %s names"
-                              % (req.full_url, newurl, getattr(self, "named", "--base")))
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
-
-
-class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Connections whose sockets the request's deadline can shut, whatever they wait on:
-    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
-
-    def http_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPConnection), req)
-
-    def https_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
-
-    @staticmethod
-    def watched(kind):
-        def connection(host, **options):
-            conn = kind(host, **options)
-            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
-            return conn
-        return connection
-
-
-def watch(sock):
-    WATCHED.sockets.append(sock.dup())
-    return sock
-
-
-def shut_watched(sockets):
-    for sock in sockets:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def http_get(opener, url, what, end=math.inf):
-    """GET within one deadline (a retry after a server error included) and a size cap."""
-    deadline = min(time.monotonic() + TIMEOUT_SECONDS, end)
-    sockets = WATCHED.sockets = []
-    timer = threading.Timer(max(deadline - time.monotonic(), 0), shut_watched, (sockets,))
-    timer.daemon = True
-    timer.start()
-    retries = 0
-    try:
-        while True:
-            try:
-                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                    return read_capped(response, url, deadline)
-            except urllib.error.HTTPError as err:
-                failure = http_failure(err)
-                if err.code >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
-                    retries += 1
-                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
-                    continue
-                if time.monotonic() >= deadline:
-                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
-                failure = RecordError("%s: %s" % (what, failure))
-                failure.status, failure.body = err.code, err.body
-                raise failure
-            except RecordError:
-                raise
-            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
-                if time.monotonic() >= deadline:
-                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
-                reason = getattr(err, "reason", err)
-                raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
-    finally:
-        timer.cancel()
-        for sock in sockets:
-            sock.close()
-
-
-def read_capped(response, url, deadline):
-    """The whole body, within the size cap and the request's deadline."""
-    body = bytearray()
-    while True:
-        chunk = response.read1(1 << 16)
-        if time.monotonic() >= deadline:
-            raise RecordError("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-        if not chunk:
-            if getattr(response, "length", None):
-                raise RecordError("%s: the connection closed %d bytes before the end of the answer"
-                                  % (url, response.length))
-            break
-        body += chunk
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
-    return body
-
-
-def http_failure(err):
-    """The platform's own reason where its answer carries one (read within the deadline)."""
-    try:
-        err.body = err.read(65536) or b""
-    except (AttributeError, OSError, http.client.HTTPException):
-        err.body = b""
-    return failure_text(err.code, err.body, err.reason)
-
-
-def failure_text(code, body, fallback):
-    """`409 the match is still playing: <reason>`, saying a thing once."""
-    try:
-        reason = json.loads(body.decode("utf-8")).get("reason")
-    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
-        reason = None
-    meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
-    if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
-        return "%d %s" % (code, meaning)
-    return "%d %s" % (code, reason) if meaning.lower() in reason.lower() else "%d %s: %s" % (code, meaning, reason)
-
-
-# Field checks (rubric.md §11). `at` names the file and field for the error.
-
-def field(obj, key, at):
-    if not isinstance(obj, dict):
-        raise RecordError("%s: expected an object" % at)
-    if key not in obj:
-        raise RecordError("%s.%s: missing" % (at, key))
-    return obj[key]
-
-
-def as_count(value, at):
-    if type(value) is not int or not 0 <= value <= EXACT_INTEGERS:
-        raise RecordError("%s: expected an integer from 0 to 2**53, got %s" % (at, shown(value)))
-    return value
-
-
-def as_number(value, at):
-    if not (type(value) is float and math.isfinite(value)
-            or type(value) is int and abs(value) <= EXACT_INTEGERS):
-        raise RecordError("%s: expected a finite number, got %s" % (at, shown(value)))
-    return value
-
-
-def as_text(value, at):
-    if not isinstance(value, str):
-        raise RecordError("%s: expected a string, got %s" % (at, shown(value)))
-    return value
-
-
-def as_flag(value, at):
-    if not isinstance(value, bool):
-        raise RecordError("%s: expected true or false, got %s" % (at, shown(value)))
-    return value
-
-
-def as_object(value, at):
-    if not isinstance(value, dict):
-        raise RecordError("%s: expected an object, got %s" % (at, shown(value)))
-    return value
-
-
-def as_list(value, at):
-    if not isinstance(value, list):
-        raise RecordError("%s: expected a list, got %s" % (at, shown(value)))
-    return value
-
-
-def as_quantities(value, at, positive):
-    """An item map: names to integer quantities (>= 1 in an event, >= 0 in a stock)."""
-    for item, qty in as_object(value, at).items():
-        if type(qty) is not int or not (1 if positive else 0) <= qty <= EXACT_INTEGERS:
-            raise RecordError("%s.%s: expected an integer from %d to 2**53, got %s"
-                              % (at, item, 1 if positive else 0, shown(qty)))
-    return value
-
-
-def shown(value):
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def read_pages(source):
-    """Page 1, then every page it announces: (pages, names)."""
-    raw, name = source.page(1)
-    first = check_page(parse_json(raw, name), 1, None, name)
-    pages, names = [first], [name]
-    tell = isinstance(source, Downloads) and first["pageCount"] > 1 and sys.stderr.isatty()
-    try:
-        for number in range(2, first["pageCount"] + 1):
-            if tell:  # progress on a terminal only: `\r` rewrites the line, cleared at the end
-                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, first["pageCount"]))
-                sys.stderr.flush()
-            raw, name = source.page(number)
-            pages.append(check_page(parse_json(raw, name), number, first, name))
-            names.append(name)
-    finally:
-        if tell:
-            sys.stderr.write("\r\x1b[K")
-    return pages, names
-
-
-def check_page(page, number, first, name):
-    as_object(page, name)
-    if field(page, "page", name) != number:
-        raise RecordError("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
-    count = field(page, "pageCount", name)
-    if type(count) is not int or not 1 <= count <= MAX_PAGES:
-        raise RecordError("%s: pageCount must be an integer from 1 to %d, got %s"
-                          % (name, MAX_PAGES, shown(count)))
-    as_list(field(page, "errata", name), name + ": errata")
-    as_list(field(page, "events", name), name + ": events")
-    if first is not None:
-        if count != first["pageCount"]:
-            raise RecordError("%s: pageCount %d disagrees with page 1's %d"
-                              % (name, count, first["pageCount"]))
-        if page["errata"] != first["errata"]:
-            raise RecordError("%s: errata differ from page 1's" % name)
-        if page.get("archive") is not None:
-            raise RecordError("%s: archive is on page 1 only" % name)
-    elif page.get("archive") is None:
-        raise RecordError("%s: page 1 carries no archive" % name)
-    return page
-
-
-def read_archive(archive, at):
-    """The archive's fields the rules read, checked (records.md §1.1)."""
-    config = as_object(field(archive, "config", at), at + ".config")
-    engine = as_text(field(config, "engine_version", at + ".config"), at + ".config.engine_version")
-    grid = as_object(field(config, "map", at + ".config"), at + ".config.map")
-    width = as_count(field(grid, "width", at + ".config.map"), at + ".config.map.width")
-    height = as_count(field(grid, "height", at + ".config.map"), at + ".config.map.height")
-    if width * height == 0:
-        raise RecordError("%s.config.map: the map has no regions" % at)
-    start = as_count(field(archive, "startedAtTick", at), at + ".startedAtTick")
-    end = as_count(field(archive, "endedAtTick", at), at + ".endedAtTick")
-    planned = config.get("rounds")
-    if planned is not None:
-        as_count(planned, at + ".config.rounds")
-    if end < start:
-        raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
-    agents = as_list(field(archive, "agents", at), at + ".agents")
-    if not agents:
-        raise RecordError("%s.agents: the roster is empty" % at)
-    seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(agents)]
-    ids = [seat["id"] for seat in seats]
-    if len(set(ids)) != len(ids):
-        raise RecordError("%s.agents: an agentId appears twice" % at)
-    roster = set(ids)
-    return {
-        "engine": engine, "regions": width * height, "start": start, "end": end,
-        "rounds": end - start, "planned": planned, "seats": seats,
-        "metrics": read_metrics(archive.get("metrics"), roster, at + ".metrics"),
-        "ledger": read_ledger_block(archive.get("ledger"), roster, at + ".ledger"),
-        "exploration": read_exploration(archive.get("exploration"), roster, at + ".exploration"),
-    }
-
-
-def read_agent(agent, at):
-    trained = as_object(field(agent, "trained", at), at + ".trained")
-    status = field(agent, "status", at)
-    if status not in STATUSES:
-        raise RecordError("%s.status: expected one of %s, got %s" % (at, ", ".join(STATUSES), shown(status)))
-    return {
-        "id": as_text(field(agent, "agentId", at), at + ".agentId"),
-        "name": str(agent.get("name", "")),
-        "model": str(agent.get("model", "")),
-        "status": status,
-        "roundsAlive": as_count(field(agent, "roundsAlive", at), at + ".roundsAlive"),
-        "wealth": as_number(field(agent, "wealth", at), at + ".wealth"),
-        "reputation": as_number(field(agent, "reputation", at), at + ".reputation"),
-        "aggression": as_count(field(agent, "aggression", at), at + ".aggression"),
-        "trained": sum_trained(trained, at + ".trained"),
-        "inventory": as_quantities(field(agent, "inventory", at), at + ".inventory", False),
-        "meter": read_meter(agent.get("meter"), at + ".meter"),
-    }
-
-
-def read_meter(meter, at):
-    if meter is None:
-        return None
-    out = {key: as_count(field(meter, key, at), "%s.%s" % (at, key))
-           for key in ("turns", "roundsSatOut", "errorTurns")}
-    out["spend"] = as_number(field(meter, "spend", at), at + ".spend")
-    return out
-
-
-def sum_trained(trained, at):
-    return sum(as_count(field(trained, stat, at), "%s.%s" % (at, stat))
-               for stat in ("strength", "vitality", "endurance"))
-
-
-def roster_key(key, roster, at):
-    if key not in roster:
-        raise RecordError("%s: %s names no seat of the roster" % (at, shown(key)))
-    return key
-
-
-def read_metrics(block, roster, at):
-    if block is None:
-        return None
-    out = {}
-    for agent, entry in as_object(block, at).items():
-        where = "%s.%s" % (at, agent)
-        roster_key(agent, roster, where)
-        as_object(entry, where)
-        keys = COUNTERS + ("message", "message_private", "rest", "look")
-        out[agent] = {key: as_count(entry.get(key, 0), "%s.%s" % (where, key)) for key in keys}
-        out[agent]["seen"] = frozenset(key for key in keys if key in entry)
-    return out
-
-
-def read_ledger_block(block, roster, at):
-    if block is None:
-        return None
-    pairs = []
-    for i, pair in enumerate(as_list(field(block, "pairs", at), at + ".pairs")):
-        where = "%s.pairs[%d]" % (at, i)
-        a = roster_key(as_text(field(pair, "a", where), where + ".a"), roster, where + ".a")
-        b = roster_key(as_text(field(pair, "b", where), where + ".b"), roster, where + ".b")
-        if not a < b:
-            raise RecordError("%s: a and b must be two seats in ascending id order" % where)
-        rep = pair.get("rep")
-        if rep is not None:
-            as_object(rep, where + ".rep")
-            rep = {side: as_count(field(rep, side, where + ".rep"), "%s.rep.%s" % (where, side))
-                   for side in (a, b)}
-        pairs.append({
-            "a": a, "b": b, "rep": rep,
-            "trades": as_count(field(pair, "trades", where), where + ".trades"),
-            "netShare": as_number(field(pair, "netShare", where), where + ".netShare"),
-        })
-    if len({(p["a"], p["b"]) for p in pairs}) != len(pairs):
-        raise RecordError("%s.pairs: a pair appears twice" % at)
-    with_rep = [p["rep"] is not None for p in pairs]
-    if any(with_rep) and not all(with_rep):
-        raise RecordError("%s.pairs: rep is on some pairs only" % at)
-    commons = {}
-    for agent, share in as_object(block.get("commons", {}), at + ".commons").items():
-        roster_key(agent, roster, "%s.commons.%s" % (at, agent))
-        commons[agent] = as_number(share, "%s.commons.%s" % (at, agent))
-    return {"pairs": pairs, "commons": commons, "hasRep": bool(pairs) and all(with_rep)}
-
-
-def read_exploration(block, roster, at):
-    if block is None:
-        return None
-    agents = {}
-    for agent, entry in as_object(field(block, "agents", at), at + ".agents").items():
-        where = "%s.agents.%s" % (at, agent)
-        roster_key(agent, roster, where)
-        agents[agent] = {
-            "visited": as_count(field(entry, "visited", where), where + ".visited"),
-            "coverage": as_number(field(entry, "coverage", where), where + ".coverage"),
-        }
-    return agents
-
-
-def read_errata(errata, at):
-    out = []
-    for i, erratum in enumerate(errata):
-        where = "%s[%d]" % (at, i)
-        events = as_list(field(erratum, "events", where), where + ".events")
-        for j, seq in enumerate(events):
-            as_count(seq, "%s.events[%d]" % (where, j))
-        out.append({
-            "id": as_text(field(erratum, "id", where), where + ".id"),
-            "title": str(erratum.get("title", "")),
-            "events": events,
-            "agents": [str(a) for a in as_list(erratum.get("agents", []), where + ".agents")],
-            "affects": [str(a) for a in as_list(erratum.get("affects", []), where + ".affects")],
-            "scoresDepend": as_flag(field(erratum, "scoresDepend", where), where + ".scoresDepend"),
-        })
-    return out
-
-
-# Events: each known type's fields that some rule reads (the ones §11 checks),
-# beyond seq, tick and type, and their forms. A move's `from`, a craft's item
-# and count, a build's region and a train's stat are read by no rule.
-FORMS = {"seat": "a seat of the roster", "text": "a string",
-         "positive": "an integer from 1 to 2**53", "items": "item names mapped to integers from 1 to 2**53"}
-EVENT_FIELDS = {
-    "agent_spawned": (("agentId", "seat"), ("region", "text")),
-    "agent_registered": (("agentId", "seat"), ("region", "text")),
-    "move": (("agentId", "seat"), ("to", "text")),
-    "gather": (("agentId", "seat"), ("region", "text"), ("resource", "text"), ("gathered", "positive")),
-    "craft": (("agentId", "seat"),),
-    "build": (("agentId", "seat"), ("structure", "text"), ("structureId", "text")),
-    "repair": (("agentId", "seat"), ("structureId", "text")),
-    "deposit": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
-    "withdraw": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
-    "train": (("agentId", "seat"),),
-    "attack": (("agentId", "seat"), ("target", "seat")),
-    "raid": (("agentId", "seat"), ("target", "seat"), ("structureId", "text"), ("taken", "items")),
-    "trade_completed": (("agentId", "seat"), ("from", "seat"), ("to", "seat"),
-                        ("give", "items"), ("receive", "items")),
-    "trade_fulfilled": (("agentId", "seat"), ("from", "seat"), ("to", "seat")),
-    "agent_dormant": (("agentId", "seat"),),
-    "agent_awake": (("agentId", "seat"),),
-    "agent_died": (("agentId", "seat"),),
-    "message": (("agentId", "seat"),),
-    "rest": (("agentId", "seat"),),
-    "region_collapsed": (("region", "text"), ("resource", "text")),
-}
-
-
-def read_events(pages, names, archive):
-    """The whole log, checked (§11), and its events grouped by type in log order.
-
-    A log is checked in bulk, a column at a time, which keeps a long log
-    fast to read; only a log that fails is walked event by event, to name
-    the page, the event and the field that is wrong.
-    """
-    log = [event for page in pages for event in page["events"]]
-    roster = {seat["id"] for seat in archive["seats"]}
-    by_type = checked_groups(log, archive, roster)
-    if by_type is None:
-        locate_bad_event(pages, names, archive, roster)
-        raise RecordError("%s: the event log is not well formed" % names[0])
-    return log, by_type
-
-
-def checked_groups(log, archive, roster):
-    """The events by type where every check of §11 holds, else None."""
-    try:
-        if set(map(type, log)) - {dict}:
-            return None
-        seqs, ticks, kinds = (list(map(itemgetter(key), log)) for key in ("seq", "tick", "type"))
-    except KeyError:
-        return None
-    if set(map(type, seqs + ticks)) - {int} or seqs != list(range(1, len(log) + 1)):
-        return None
-    if ticks and (ticks[0] < archive["start"] or ticks[-1] > archive["end"]
-                  or not all(map(operator.le, ticks, ticks[1:]))):
-        return None
-    if set(map(type, kinds)) - {str}:
-        return None
-    by_type = {}
-    for event, kind in zip(log, kinds):
-        group = by_type.get(kind)
-        if group is None:
-            group = by_type[kind] = []
-        group.append(event)
-    for kind, fields in EVENT_FIELDS.items():
-        events = by_type.get(kind, [])
-        if not all(column_ok(events, key, form, roster) for key, form in fields):
-            return None
-    for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        agents, givers, takers = (list(map(itemgetter(key), by_type.get(kind, [])))
-                                  for key in ("agentId", "from", "to"))
-        if any(map(operator.eq, givers, takers)) or agents != (givers if side == "from" else takers):
-            return None
-    return by_type
-
-
-def column_ok(events, key, form, roster):
-    """Whether one field of every event of a type has its form."""
-    try:
-        if form == "seat":
-            return set(map(itemgetter(key), events)) <= roster
-        if form == "text":
-            return set(map(type, map(itemgetter(key), events))) <= {str}
-        values = list(map(itemgetter(key), events))
-        if form == "items":
-            if not set(map(type, values)) <= {dict}:
-                return False
-            values = list(chain.from_iterable(map(dict.values, values)))
-        return set(map(type, values)) <= {int} and (not values or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
-    except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
-        return False
-
-
-def locate_bad_event(pages, names, archive, roster):
-    """Walk the log event by event and raise an error naming the first bad one."""
-    expected, tick = 1, archive["start"]
-    for page, name in zip(pages, names):
-        for i, event in enumerate(page["events"]):
-            at = "%s: events[%d]" % (name, i)
-            if type(event) is not dict:
-                raise RecordError("%s: expected an object, got %s" % (at, shown(event)))
-            seq = event.get("seq")
-            if type(seq) is not int or seq != expected:
-                raise RecordError("%s.seq: expected %d (seq is the position in the log), got %s"
-                                  % (at, expected, shown(seq)))
-            at = "%s (seq %d)" % (at, seq)
-            now = event.get("tick")
-            if type(now) is not int or not tick <= now <= archive["end"]:
-                raise RecordError("%s.tick: expected an integer from %d to %d (ticks never decrease), got %s"
-                                  % (at, tick, archive["end"], shown(now)))
-            kind = event.get("type")
-            if type(kind) is not str:
-                raise RecordError("%s.type: expected a string, got %s" % (at, shown(kind)))
-            for key, form in EVENT_FIELDS.get(kind, ()):
-                if not column_ok([event], key, form, roster):
-                    got = "missing" if key not in event else "got " + shown(event[key])
-                    raise RecordError("%s.%s: expected %s, %s" % (at, key, FORMS[form], got))
-            if kind in ("trade_completed", "trade_fulfilled"):
-                side = "from" if kind == "trade_completed" else "to"
-                if event["from"] == event["to"]:
-                    raise RecordError("%s: a trade's from and to are the same seat" % at)
-                if event["agentId"] != event[side]:
-                    raise RecordError("%s.agentId: expected the trade's %s on %s" % (at, side, kind))
-            expected, tick = expected + 1, now
-
-
-def read_report(raw, name, seats, version):
-    report = as_object(parse_json(raw, name), name)
-    rubric = field(report, "rubricVersion", name)
-    if rubric not in RUBRICS:
-        raise RecordError("%s.rubricVersion: %s is not a known rubric (%s)"
-                          % (name, shown(rubric), ", ".join(RUBRICS)))
-    if version is not None and rubric != version:
-        raise RecordError("%s.rubricVersion: %s, but the report was asked for under %s"
-                          % (name, rubric, version))
-    reason = report.get("rubricReason")
-    if reason is not None:
-        as_text(reason, name + ".rubricReason")
-    cards = as_list(field(report, "scorecards", name), name + ".scorecards")
-    ids = [card.get("agentId") if isinstance(card, dict) else None for card in cards]
-    if ids != [seat["id"] for seat in seats]:
-        raise RecordError("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
-    return {
-        "rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
-        "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)],
-    }
-
-
-def read_card(card, at):
-    """A scorecard's published figures, each checked for type."""
-    dims = as_object(field(card, "dimensions", at), at + ".dimensions")
-    raw = as_object(card.get("raw", {}), at + ".raw")
-    achievements = as_list(field(card, "achievements", at), at + ".achievements")
-    for i, name in enumerate(achievements):
-        as_text(name, "%s.achievements[%d]" % (at, i))
-    rank = field(card, "rank", at)
-    if type(rank) is not int or not 1 <= rank <= EXACT_INTEGERS:
-        raise RecordError("%s.rank: expected an integer >= 1, got %s" % (at, shown(rank)))
-    published = {
-        "wealth": as_number(field(card, "wealth", at), at + ".wealth"),
-        "status": as_text(field(card, "status", at), at + ".status"),
-        "rank": rank,
-        "fitnessIndex": as_number(field(card, "fitnessIndex", at), at + ".fitnessIndex"),
-        "grade": as_text(field(card, "grade", at), at + ".grade"),
-        "achievements": achievements,
-    }
-    for dim in DIMENSIONS:
-        published[dim] = as_number(field(dims, dim, at + ".dimensions"), "%s.dimensions.%s" % (at, dim))
-    for key in ("mapCoverage", "indexWealth", "indexReputation", "circularReputation"):
-        if key in raw:
-            published[key] = as_number(raw[key], "%s.raw.%s" % (at, key))
-    if "circularEstimated" in raw:
-        published["circularEstimated"] = as_flag(raw["circularEstimated"], at + ".raw.circularEstimated")
-    messages = raw.get("messagesSent")
-    if messages is not None:
-        as_count(messages, at + ".raw.messagesSent")
-    notes = [str(n) for n in as_list(card.get("notes", []), at + ".notes")]
-    return {"published": published, "messagesSent": messages, "notes": notes}
-
-
-def read_match(source, version):
-    """Every page and the report, checked as rubric.md §11 asks."""
-    pages, names = read_pages(source)
-    archive_json = pages[0]["archive"]
-    archive = read_archive(archive_json, names[0] + ": archive")
-    match_id = archive_json.get("matchId", pages[0].get("matchId"))
-    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
-        raise RecordError("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
-    if source.match_id not in (None, match_id):
-        raise RecordError("%s: archive.matchId %s is not the match asked for, %s"
-                          % (names[0], match_id, source.match_id))
-    for page, name in zip(pages, names):
-        if page.get("matchId", match_id) != match_id:
-            raise RecordError("%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), match_id))
-    archive["id"] = match_id
-    archive["errata"] = read_errata(pages[0]["errata"], names[0] + ": errata")
-    archive["events"], archive["byType"] = read_events(pages, names, archive)
-    raw, name = source.report(version)
-    report = read_report(raw, name, archive["seats"], version)
-    if report["matchId"] is not None and report["matchId"] != match_id:
-        raise RecordError("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), match_id))
-    return archive, report
-
-
-def events_of(archive, *kinds):
-    """The events of these types, in log order."""
-    groups = [archive["byType"].get(kind, []) for kind in kinds]
-    return groups[0] if len(groups) == 1 else list(merge(*groups, key=lambda e: e["seq"]))
-
-
 # ------------------------------------------------------------- §2 wealth
 
 def item_values(engine):
@@ -1393,6 +656,489 @@ def check(name, stamped, replayed):
     return {"check": name, "agrees": stamped == replayed, "published": stamped, "recomputed": replayed}
 
 
+# ----------------------------------------------------------- reading records
+
+def parse_json(raw, name):
+    """JSON whose NaN, Infinity and over-long numbers reach the field checks,
+    which name the field that holds them."""
+    if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
+        raise RecordError("%s: more than %d JSON values: not a record this script reads"
+                          % (name, MAX_JSON_VALUES))
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=float)
+    except UnicodeDecodeError:
+        raise RecordError("%s: not UTF-8 text" % name)
+    except (ValueError, RecursionError) as err:
+        raise RecordError("%s: not valid JSON (%s)" % (name, err))
+
+# Field checks (rubric.md §11). `at` names the file and field for the error.
+
+def field(obj, key, at):
+    if not isinstance(obj, dict):
+        raise RecordError("%s: expected an object" % at)
+    if key not in obj:
+        raise RecordError("%s.%s: missing" % (at, key))
+    return obj[key]
+
+
+def as_count(value, at):
+    if type(value) is not int or not 0 <= value <= EXACT_INTEGERS:
+        raise RecordError("%s: expected an integer from 0 to 2**53, got %s" % (at, shown(value)))
+    return value
+
+
+def as_number(value, at):
+    if not (type(value) is float and math.isfinite(value)
+            or type(value) is int and abs(value) <= EXACT_INTEGERS):
+        raise RecordError("%s: expected a finite number, got %s" % (at, shown(value)))
+    return value
+
+
+def as_text(value, at):
+    if not isinstance(value, str):
+        raise RecordError("%s: expected a string, got %s" % (at, shown(value)))
+    return value
+
+
+def as_flag(value, at):
+    if not isinstance(value, bool):
+        raise RecordError("%s: expected true or false, got %s" % (at, shown(value)))
+    return value
+
+
+def as_object(value, at):
+    if not isinstance(value, dict):
+        raise RecordError("%s: expected an object, got %s" % (at, shown(value)))
+    return value
+
+
+def as_list(value, at):
+    if not isinstance(value, list):
+        raise RecordError("%s: expected a list, got %s" % (at, shown(value)))
+    return value
+
+
+def as_quantities(value, at, positive):
+    """An item map: names to integer quantities (>= 1 in an event, >= 0 in a stock)."""
+    for item, qty in as_object(value, at).items():
+        if type(qty) is not int or not (1 if positive else 0) <= qty <= EXACT_INTEGERS:
+            raise RecordError("%s.%s: expected an integer from %d to 2**53, got %s"
+                              % (at, item, 1 if positive else 0, shown(qty)))
+    return value
+
+
+def shown(value):
+    text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_pages(source):
+    """Page 1, then every page it announces: (pages, names)."""
+    raw, name = source.page(1)
+    first = check_page(parse_json(raw, name), 1, None, name)
+    pages, names = [first], [name]
+    tell = isinstance(source, Downloads) and first["pageCount"] > 1 and sys.stderr.isatty()
+    try:
+        for number in range(2, first["pageCount"] + 1):
+            if tell:  # progress on a terminal only: `\r` rewrites the line, cleared at the end
+                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, first["pageCount"]))
+                sys.stderr.flush()
+            raw, name = source.page(number)
+            pages.append(check_page(parse_json(raw, name), number, first, name))
+            names.append(name)
+    finally:
+        if tell:
+            sys.stderr.write("\r\x1b[K")
+    return pages, names
+
+
+def check_page(page, number, first, name):
+    as_object(page, name)
+    if field(page, "page", name) != number:
+        raise RecordError("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
+    count = field(page, "pageCount", name)
+    if type(count) is not int or not 1 <= count <= MAX_PAGES:
+        raise RecordError("%s: pageCount must be an integer from 1 to %d, got %s"
+                          % (name, MAX_PAGES, shown(count)))
+    as_list(field(page, "errata", name), name + ": errata")
+    as_list(field(page, "events", name), name + ": events")
+    if first is not None:
+        if count != first["pageCount"]:
+            raise RecordError("%s: pageCount %d disagrees with page 1's %d"
+                              % (name, count, first["pageCount"]))
+        if page["errata"] != first["errata"]:
+            raise RecordError("%s: errata differ from page 1's" % name)
+        if page.get("archive") is not None:
+            raise RecordError("%s: archive is on page 1 only" % name)
+    elif page.get("archive") is None:
+        raise RecordError("%s: page 1 carries no archive" % name)
+    return page
+
+
+def read_archive(archive, at):
+    """The archive's fields the rules read, checked (records.md §1.1)."""
+    config = as_object(field(archive, "config", at), at + ".config")
+    engine = as_text(field(config, "engine_version", at + ".config"), at + ".config.engine_version")
+    grid = as_object(field(config, "map", at + ".config"), at + ".config.map")
+    width = as_count(field(grid, "width", at + ".config.map"), at + ".config.map.width")
+    height = as_count(field(grid, "height", at + ".config.map"), at + ".config.map.height")
+    if width * height == 0:
+        raise RecordError("%s.config.map: the map has no regions" % at)
+    start = as_count(field(archive, "startedAtTick", at), at + ".startedAtTick")
+    end = as_count(field(archive, "endedAtTick", at), at + ".endedAtTick")
+    planned = config.get("rounds")
+    if planned is not None:
+        as_count(planned, at + ".config.rounds")
+    if end < start:
+        raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
+    agents = as_list(field(archive, "agents", at), at + ".agents")
+    if not agents:
+        raise RecordError("%s.agents: the roster is empty" % at)
+    seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(agents)]
+    ids = [seat["id"] for seat in seats]
+    if len(set(ids)) != len(ids):
+        raise RecordError("%s.agents: an agentId appears twice" % at)
+    roster = set(ids)
+    return {
+        "engine": engine, "regions": width * height, "start": start, "end": end,
+        "rounds": end - start, "planned": planned, "seats": seats,
+        "metrics": read_metrics(archive.get("metrics"), roster, at + ".metrics"),
+        "ledger": read_ledger_block(archive.get("ledger"), roster, at + ".ledger"),
+        "exploration": read_exploration(archive.get("exploration"), roster, at + ".exploration"),
+    }
+
+
+def read_agent(agent, at):
+    trained = as_object(field(agent, "trained", at), at + ".trained")
+    status = field(agent, "status", at)
+    if status not in STATUSES:
+        raise RecordError("%s.status: expected one of %s, got %s" % (at, ", ".join(STATUSES), shown(status)))
+    return {
+        "id": as_text(field(agent, "agentId", at), at + ".agentId"),
+        "name": str(agent.get("name", "")),
+        "model": str(agent.get("model", "")),
+        "status": status,
+        "roundsAlive": as_count(field(agent, "roundsAlive", at), at + ".roundsAlive"),
+        "wealth": as_number(field(agent, "wealth", at), at + ".wealth"),
+        "reputation": as_number(field(agent, "reputation", at), at + ".reputation"),
+        "aggression": as_count(field(agent, "aggression", at), at + ".aggression"),
+        "trained": sum_trained(trained, at + ".trained"),
+        "inventory": as_quantities(field(agent, "inventory", at), at + ".inventory", False),
+        "meter": read_meter(agent.get("meter"), at + ".meter"),
+    }
+
+
+def read_meter(meter, at):
+    if meter is None:
+        return None
+    out = {key: as_count(field(meter, key, at), "%s.%s" % (at, key))
+           for key in ("turns", "roundsSatOut", "errorTurns")}
+    out["spend"] = as_number(field(meter, "spend", at), at + ".spend")
+    return out
+
+
+def sum_trained(trained, at):
+    return sum(as_count(field(trained, stat, at), "%s.%s" % (at, stat))
+               for stat in ("strength", "vitality", "endurance"))
+
+
+def roster_key(key, roster, at):
+    if key not in roster:
+        raise RecordError("%s: %s names no seat of the roster" % (at, shown(key)))
+    return key
+
+
+def read_metrics(block, roster, at):
+    if block is None:
+        return None
+    out = {}
+    for agent, entry in as_object(block, at).items():
+        where = "%s.%s" % (at, agent)
+        roster_key(agent, roster, where)
+        as_object(entry, where)
+        keys = COUNTERS + ("message", "message_private", "rest", "look")
+        out[agent] = {key: as_count(entry.get(key, 0), "%s.%s" % (where, key)) for key in keys}
+        out[agent]["seen"] = frozenset(key for key in keys if key in entry)
+    return out
+
+
+def read_ledger_block(block, roster, at):
+    if block is None:
+        return None
+    pairs = []
+    for i, pair in enumerate(as_list(field(block, "pairs", at), at + ".pairs")):
+        where = "%s.pairs[%d]" % (at, i)
+        a = roster_key(as_text(field(pair, "a", where), where + ".a"), roster, where + ".a")
+        b = roster_key(as_text(field(pair, "b", where), where + ".b"), roster, where + ".b")
+        if not a < b:
+            raise RecordError("%s: a and b must be two seats in ascending id order" % where)
+        rep = pair.get("rep")
+        if rep is not None:
+            as_object(rep, where + ".rep")
+            rep = {side: as_count(field(rep, side, where + ".rep"), "%s.rep.%s" % (where, side))
+                   for side in (a, b)}
+        pairs.append({
+            "a": a, "b": b, "rep": rep,
+            "trades": as_count(field(pair, "trades", where), where + ".trades"),
+            "netShare": as_number(field(pair, "netShare", where), where + ".netShare"),
+        })
+    if len({(p["a"], p["b"]) for p in pairs}) != len(pairs):
+        raise RecordError("%s.pairs: a pair appears twice" % at)
+    with_rep = [p["rep"] is not None for p in pairs]
+    if any(with_rep) and not all(with_rep):
+        raise RecordError("%s.pairs: rep is on some pairs only" % at)
+    commons = {}
+    for agent, share in as_object(block.get("commons", {}), at + ".commons").items():
+        roster_key(agent, roster, "%s.commons.%s" % (at, agent))
+        commons[agent] = as_number(share, "%s.commons.%s" % (at, agent))
+    return {"pairs": pairs, "commons": commons, "hasRep": bool(pairs) and all(with_rep)}
+
+
+def read_exploration(block, roster, at):
+    if block is None:
+        return None
+    agents = {}
+    for agent, entry in as_object(field(block, "agents", at), at + ".agents").items():
+        where = "%s.agents.%s" % (at, agent)
+        roster_key(agent, roster, where)
+        agents[agent] = {
+            "visited": as_count(field(entry, "visited", where), where + ".visited"),
+            "coverage": as_number(field(entry, "coverage", where), where + ".coverage"),
+        }
+    return agents
+
+
+def read_errata(errata, at):
+    out = []
+    for i, erratum in enumerate(errata):
+        where = "%s[%d]" % (at, i)
+        events = as_list(field(erratum, "events", where), where + ".events")
+        for j, seq in enumerate(events):
+            as_count(seq, "%s.events[%d]" % (where, j))
+        out.append({
+            "id": as_text(field(erratum, "id", where), where + ".id"),
+            "title": str(erratum.get("title", "")),
+            "events": events,
+            "agents": [str(a) for a in as_list(erratum.get("agents", []), where + ".agents")],
+            "affects": [str(a) for a in as_list(erratum.get("affects", []), where + ".affects")],
+            "scoresDepend": as_flag(field(erratum, "scoresDepend", where), where + ".scoresDepend"),
+        })
+    return out
+
+
+# Events: each known type's fields that some rule reads (the ones §11 checks),
+# beyond seq, tick and type, and their forms. A move's `from`, a craft's item
+# and count, a build's region and a train's stat are read by no rule.
+FORMS = {"seat": "a seat of the roster", "text": "a string",
+         "positive": "an integer from 1 to 2**53", "items": "item names mapped to integers from 1 to 2**53"}
+EVENT_FIELDS = {
+    "agent_spawned": (("agentId", "seat"), ("region", "text")),
+    "agent_registered": (("agentId", "seat"), ("region", "text")),
+    "move": (("agentId", "seat"), ("to", "text")),
+    "gather": (("agentId", "seat"), ("region", "text"), ("resource", "text"), ("gathered", "positive")),
+    "craft": (("agentId", "seat"),),
+    "build": (("agentId", "seat"), ("structure", "text"), ("structureId", "text")),
+    "repair": (("agentId", "seat"), ("structureId", "text")),
+    "deposit": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
+    "withdraw": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
+    "train": (("agentId", "seat"),),
+    "attack": (("agentId", "seat"), ("target", "seat")),
+    "raid": (("agentId", "seat"), ("target", "seat"), ("structureId", "text"), ("taken", "items")),
+    "trade_completed": (("agentId", "seat"), ("from", "seat"), ("to", "seat"),
+                        ("give", "items"), ("receive", "items")),
+    "trade_fulfilled": (("agentId", "seat"), ("from", "seat"), ("to", "seat")),
+    "agent_dormant": (("agentId", "seat"),),
+    "agent_awake": (("agentId", "seat"),),
+    "agent_died": (("agentId", "seat"),),
+    "message": (("agentId", "seat"),),
+    "rest": (("agentId", "seat"),),
+    "region_collapsed": (("region", "text"), ("resource", "text")),
+}
+
+
+def read_events(pages, names, archive):
+    """The whole log, checked (§11), and its events grouped by type in log order.
+
+    A log is checked in bulk, a column at a time, which keeps a long log
+    fast to read; only a log that fails is walked event by event, to name
+    the page, the event and the field that is wrong.
+    """
+    log = [event for page in pages for event in page["events"]]
+    roster = {seat["id"] for seat in archive["seats"]}
+    by_type = checked_groups(log, archive, roster)
+    if by_type is None:
+        locate_bad_event(pages, names, archive, roster)
+        raise RecordError("%s: the event log is not well formed" % names[0])
+    return log, by_type
+
+
+def checked_groups(log, archive, roster):
+    """The events by type where every check of §11 holds, else None."""
+    try:
+        if set(map(type, log)) - {dict}:
+            return None
+        seqs, ticks, kinds = (list(map(itemgetter(key), log)) for key in ("seq", "tick", "type"))
+    except KeyError:
+        return None
+    if set(map(type, seqs + ticks)) - {int} or seqs != list(range(1, len(log) + 1)):
+        return None
+    if ticks and (ticks[0] < archive["start"] or ticks[-1] > archive["end"]
+                  or not all(map(operator.le, ticks, ticks[1:]))):
+        return None
+    if set(map(type, kinds)) - {str}:
+        return None
+    by_type = {}
+    for event, kind in zip(log, kinds):
+        group = by_type.get(kind)
+        if group is None:
+            group = by_type[kind] = []
+        group.append(event)
+    for kind, fields in EVENT_FIELDS.items():
+        events = by_type.get(kind, [])
+        if not all(column_ok(events, key, form, roster) for key, form in fields):
+            return None
+    for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
+        agents, givers, takers = (list(map(itemgetter(key), by_type.get(kind, [])))
+                                  for key in ("agentId", "from", "to"))
+        if any(map(operator.eq, givers, takers)) or agents != (givers if side == "from" else takers):
+            return None
+    return by_type
+
+
+def column_ok(events, key, form, roster):
+    """Whether one field of every event of a type has its form."""
+    try:
+        if form == "seat":
+            return set(map(itemgetter(key), events)) <= roster
+        if form == "text":
+            return set(map(type, map(itemgetter(key), events))) <= {str}
+        values = list(map(itemgetter(key), events))
+        if form == "items":
+            if not set(map(type, values)) <= {dict}:
+                return False
+            values = list(chain.from_iterable(map(dict.values, values)))
+        return set(map(type, values)) <= {int} and (not values or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
+    except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
+        return False
+
+
+def locate_bad_event(pages, names, archive, roster):
+    """Walk the log event by event and raise an error naming the first bad one."""
+    expected, tick = 1, archive["start"]
+    for page, name in zip(pages, names):
+        for i, event in enumerate(page["events"]):
+            at = "%s: events[%d]" % (name, i)
+            if type(event) is not dict:
+                raise RecordError("%s: expected an object, got %s" % (at, shown(event)))
+            seq = event.get("seq")
+            if type(seq) is not int or seq != expected:
+                raise RecordError("%s.seq: expected %d (seq is the position in the log), got %s"
+                                  % (at, expected, shown(seq)))
+            at = "%s (seq %d)" % (at, seq)
+            now = event.get("tick")
+            if type(now) is not int or not tick <= now <= archive["end"]:
+                raise RecordError("%s.tick: expected an integer from %d to %d (ticks never decrease), got %s"
+                                  % (at, tick, archive["end"], shown(now)))
+            kind = event.get("type")
+            if type(kind) is not str:
+                raise RecordError("%s.type: expected a string, got %s" % (at, shown(kind)))
+            for key, form in EVENT_FIELDS.get(kind, ()):
+                if not column_ok([event], key, form, roster):
+                    got = "missing" if key not in event else "got " + shown(event[key])
+                    raise RecordError("%s.%s: expected %s, %s" % (at, key, FORMS[form], got))
+            if kind in ("trade_completed", "trade_fulfilled"):
+                side = "from" if kind == "trade_completed" else "to"
+                if event["from"] == event["to"]:
+                    raise RecordError("%s: a trade's from and to are the same seat" % at)
+                if event["agentId"] != event[side]:
+                    raise RecordError("%s.agentId: expected the trade's %s on %s" % (at, side, kind))
+            expected, tick = expected + 1, now
+
+
+def read_report(raw, name, seats, version):
+    report = as_object(parse_json(raw, name), name)
+    rubric = field(report, "rubricVersion", name)
+    if rubric not in RUBRICS:
+        raise RecordError("%s.rubricVersion: %s is not a known rubric (%s)"
+                          % (name, shown(rubric), ", ".join(RUBRICS)))
+    if version is not None and rubric != version:
+        raise RecordError("%s.rubricVersion: %s, but the report was asked for under %s"
+                          % (name, rubric, version))
+    reason = report.get("rubricReason")
+    if reason is not None:
+        as_text(reason, name + ".rubricReason")
+    cards = as_list(field(report, "scorecards", name), name + ".scorecards")
+    ids = [card.get("agentId") if isinstance(card, dict) else None for card in cards]
+    if ids != [seat["id"] for seat in seats]:
+        raise RecordError("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
+    return {
+        "rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
+        "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)],
+    }
+
+
+def read_card(card, at):
+    """A scorecard's published figures, each checked for type."""
+    dims = as_object(field(card, "dimensions", at), at + ".dimensions")
+    raw = as_object(card.get("raw", {}), at + ".raw")
+    achievements = as_list(field(card, "achievements", at), at + ".achievements")
+    for i, name in enumerate(achievements):
+        as_text(name, "%s.achievements[%d]" % (at, i))
+    rank = field(card, "rank", at)
+    if type(rank) is not int or not 1 <= rank <= EXACT_INTEGERS:
+        raise RecordError("%s.rank: expected an integer >= 1, got %s" % (at, shown(rank)))
+    published = {
+        "wealth": as_number(field(card, "wealth", at), at + ".wealth"),
+        "status": as_text(field(card, "status", at), at + ".status"),
+        "rank": rank,
+        "fitnessIndex": as_number(field(card, "fitnessIndex", at), at + ".fitnessIndex"),
+        "grade": as_text(field(card, "grade", at), at + ".grade"),
+        "achievements": achievements,
+    }
+    for dim in DIMENSIONS:
+        published[dim] = as_number(field(dims, dim, at + ".dimensions"), "%s.dimensions.%s" % (at, dim))
+    for key in ("mapCoverage", "indexWealth", "indexReputation", "circularReputation"):
+        if key in raw:
+            published[key] = as_number(raw[key], "%s.raw.%s" % (at, key))
+    if "circularEstimated" in raw:
+        published["circularEstimated"] = as_flag(raw["circularEstimated"], at + ".raw.circularEstimated")
+    messages = raw.get("messagesSent")
+    if messages is not None:
+        as_count(messages, at + ".raw.messagesSent")
+    notes = [str(n) for n in as_list(card.get("notes", []), at + ".notes")]
+    return {"published": published, "messagesSent": messages, "notes": notes}
+
+
+def read_match(source, version):
+    """Every page and the report, checked as rubric.md §11 asks."""
+    pages, names = read_pages(source)
+    archive_json = pages[0]["archive"]
+    archive = read_archive(archive_json, names[0] + ": archive")
+    match_id = archive_json.get("matchId", pages[0].get("matchId"))
+    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
+        raise RecordError("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
+    if source.match_id not in (None, match_id):
+        raise RecordError("%s: archive.matchId %s is not the match asked for, %s"
+                          % (names[0], match_id, source.match_id))
+    for page, name in zip(pages, names):
+        if page.get("matchId", match_id) != match_id:
+            raise RecordError("%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), match_id))
+    archive["id"] = match_id
+    archive["errata"] = read_errata(pages[0]["errata"], names[0] + ": errata")
+    archive["events"], archive["byType"] = read_events(pages, names, archive)
+    raw, name = source.report(version)
+    report = read_report(raw, name, archive["seats"], version)
+    if report["matchId"] is not None and report["matchId"] != match_id:
+        raise RecordError("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), match_id))
+    return archive, report
+
+
+def events_of(archive, *kinds):
+    """The events of these types, in log order."""
+    groups = [archive["byType"].get(kind, []) for kind in kinds]
+    return groups[0] if len(groups) == 1 else list(merge(*groups, key=lambda e: e["seq"]))
+
+
 # ------------------------------------------------------------- reporting
 
 FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation",
@@ -1671,6 +1417,47 @@ def print_summary(s, failures, out):
 
 
 # ------------------------------------------------------- saved copies, --against
+
+class SavedCopies:
+    """Reads the same files from a folder laid out as --save writes them, and
+    saved.json where --save wrote one: the match, the rubric asked for, the time."""
+
+    def __init__(self, folder):
+        self.folder, self.files = folder, {}
+        self.match_id = self.rubric = None  # without saved.json a folder is whatever match it holds
+        self.saved_at = None
+        if os.path.isfile(os.path.join(folder, "saved.json")):
+            raw, name = self.read(("saved.json",))
+            about = as_object(parse_json(raw, name), name)
+            self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
+            self.rubric = field(about, "rubric", name)
+            if self.rubric is not None and self.rubric not in RUBRICS:
+                raise RecordError("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
+            self.match_id = field(about, "matchId", name)
+            if not isinstance(self.match_id, str) or not MATCH_ID.match(self.match_id):
+                raise RecordError("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
+
+    def page(self, number):
+        playing = os.path.join(self.folder, "playing.json")
+        if number == 1 and os.path.isfile(playing):
+            raise RecordError("%s: %s" % (playing, failure_text(409, self.read(("playing.json",))[0], "")))
+        return self.read(("export", "%d.json" % number))
+
+    def report(self, version):
+        return self.read(("report.json",) if version is None else ("report", version + ".json"))
+
+    def read(self, parts):
+        path = os.path.join(self.folder, *parts)
+        try:
+            with open(path, "rb") as f:
+                raw = f.read(MAX_RESPONSE_BYTES + 1)
+        except OSError as err:
+            raise RecordError("%s: cannot read (%s)" % (path, err.strerror or err))
+        if len(raw) > MAX_RESPONSE_BYTES:
+            raise RecordError("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
+        self.files["/".join(parts)] = raw
+        return raw, path
+
 
 def folder_holds(path):
     """What a folder holds: "match" (a saved match), "matches" (folders of them), "study"
@@ -2072,6 +1859,221 @@ def print_study_summary(t, results, differences, out):
     if differences:
         out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
         out.writelines(difference_line(d, False) for d in differences[:10])
+
+
+# ------------------------------------------------------- network and saving
+
+
+class Downloads:
+    """Reads a match's export pages and report from the platform."""
+
+    rubric = None
+
+    def __init__(self, base, match_id, save_dir, base_named="--base"):
+        self.base = base.rstrip("/")
+        self.origin = urllib.parse.urlsplit(self.base)[:2]
+        self.match_id = match_id
+        self.save_dir, self.saved, self.files = save_dir, {}, {}
+        redirects = SameOriginRedirects(self.origin)
+        redirects.named = base_named
+        self.opener = urllib.request.build_opener(redirects, DeadlineHandler())
+        self.end = time.monotonic() + DOWNLOAD_SECONDS
+        if save_dir is not None and match_id and os.path.lexists(os.path.join(save_dir, match_id)):
+            raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
+                              % (os.path.join(save_dir, match_id), match_id))
+
+    def page(self, number):
+        url = "%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number)
+        return self.get(url, "export page %d" % number, ("export", "%d.json" % number))
+
+    def report(self, version):
+        url = "%s/api/matches/%s/report" % (self.base, self.match_id)
+        if version is None:
+            return self.get(url, "report", ("report.json",))
+        url += "?rubric=" + urllib.parse.quote(version, safe="")
+        return self.get(url, "report (rubric %s)" % version, ("report", version + ".json"))
+
+    def get(self, url, what, save_as):
+        try:
+            raw = http_get(self.opener, url, what, self.end)
+        except RecordError as err:
+            if getattr(err, "status", None) == 409:  # kept, so the copy says it was still playing
+                self.keep(("playing.json",), err.body)
+            raise
+        self.files["/".join(save_as)] = raw
+        self.keep(save_as, raw)
+        return raw, what
+
+    def keep(self, save_as, raw):
+        if self.save_dir is None:
+            return
+        # Every name here is the script's own: the match id was checked, save_as is fixed.
+        try:
+            save_copy(self.save_dir, (self.match_id,) + save_as if self.match_id else save_as, raw)
+        except OSError as err:
+            raise RecordError("--save: cannot write %s under %s (%s)"
+                              % ("/".join(save_as), self.save_dir, err.strerror or err))
+        self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
+
+    def write_saved(self, rubric):
+        """saved.json: where and when the copy came from, and each file's sha256."""
+        about = {"kind": "match", "matchId": self.match_id, "source": "%s/api/matches/%s" % (self.base, self.match_id),
+                 "savedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rubric": rubric,
+                 "sha256": self.saved}
+        self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
+
+
+PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
+
+
+def save_copy(directory, parts, body):
+    """DIR/parts..., each folder made here and never a symbolic link, the file
+    written whole to a temporary name, then renamed over whatever was there."""
+    os.makedirs(directory, exist_ok=True)
+    for part in parts[:-1]:
+        directory = os.path.join(directory, part)
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            pass
+        if os.path.islink(directory) or not os.path.isdir(directory):
+            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
+    PARTS.add(temporary)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(body)
+        os.replace(temporary, os.path.join(directory, parts[-1]))
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    finally:
+        PARTS.discard(temporary)
+
+
+class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only within the server the user named."""
+
+    def __init__(self, origin):
+        self.origin = origin
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl)[:2] != self.origin:
+            raise RecordError("%s redirects to %s, another server than %s names"
+                              % (req.full_url, newurl, getattr(self, "named", "--base")))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
+
+
+class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Connections whose sockets the request's deadline can shut, whatever they wait on:
+    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
+
+    def http_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPConnection), req)
+
+    def https_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
+
+    @staticmethod
+    def watched(kind):
+        def connection(host, **options):
+            conn = kind(host, **options)
+            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
+            return conn
+        return connection
+
+
+def watch(sock):
+    WATCHED.sockets.append(sock.dup())
+    return sock
+
+
+def shut_watched(sockets):
+    for sock in sockets:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def http_get(opener, url, what, end=math.inf):
+    """GET within one deadline (a retry after a server error included) and a size cap."""
+    deadline = min(time.monotonic() + TIMEOUT_SECONDS, end)
+    sockets = WATCHED.sockets = []
+    timer = threading.Timer(max(deadline - time.monotonic(), 0), shut_watched, (sockets,))
+    timer.daemon = True
+    timer.start()
+    retries = 0
+    try:
+        while True:
+            try:
+                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
+                    return read_capped(response, url, deadline)
+            except urllib.error.HTTPError as err:
+                failure = http_failure(err)
+                if err.code >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
+                    retries += 1
+                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+                    continue
+                if time.monotonic() >= deadline:
+                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
+                failure = RecordError("%s: %s" % (what, failure))
+                failure.status, failure.body = err.code, err.body
+                raise failure
+            except RecordError:
+                raise
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
+                if time.monotonic() >= deadline:
+                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
+                reason = getattr(err, "reason", err)
+                raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
+    finally:
+        timer.cancel()
+        for sock in sockets:
+            sock.close()
+
+
+def read_capped(response, url, deadline):
+    """The whole body, within the size cap and the request's deadline."""
+    body = bytearray()
+    while True:
+        chunk = response.read1(1 << 16)
+        if time.monotonic() >= deadline:
+            raise RecordError("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+        if not chunk:
+            if getattr(response, "length", None):
+                raise RecordError("%s: the connection closed %d bytes before the end of the answer"
+                                  % (url, response.length))
+            break
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
+    return body
+
+
+def http_failure(err):
+    """The platform's own reason where its answer carries one (read within the deadline)."""
+    try:
+        err.body = err.read(65536) or b""
+    except (AttributeError, OSError, http.client.HTTPException):
+        err.body = b""
+    return failure_text(err.code, err.body, err.reason)
+
+
+def failure_text(code, body, fallback):
+    """`409 the match is still playing: <reason>`, saying a thing once."""
+    try:
+        reason = json.loads(body.decode("utf-8")).get("reason")
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
+        reason = None
+    meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
+    if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
+        return "%d %s" % (code, meaning)
+    return "%d %s" % (code, reason) if meaning.lower() in reason.lower() else "%d %s: %s" % (code, meaning, reason)
 
 
 # ------------------------------------------------------------------ main

@@ -221,356 +221,6 @@ class Unreadable(Exception):
     """The study cannot be read: one line for the user, exit status 2."""
 
 
-# ---------------------------------------------------------------- the address
-
-def parse_study_address(address):
-    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted: surrounding
-    whitespace, a trailing / and a ?query or #fragment are let go; anything else is Unreadable."""
-    text = re.split(r"[?#]", address.strip(" \t\r\n"), 1)[0]
-    match = STUDY_ADDRESS.fullmatch(text[:-1] if text.endswith("/") else text)
-    if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
-        raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
-                         "digits>, or a folder --save wrote)" % _shown_field(address))
-    return match.group(1), match.group(3), match.group(4), match.group()
-
-
-# ---------------------------------------------------------------- fetching
-
-class _SameOrigin(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only within the study's own origin."""
-
-    def __init__(self, origin):
-        super().__init__()
-        self.origin = origin
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
-        if "%s://%s" % (parts.scheme, parts.netloc) != self.origin:
-            raise Unreadable("%s redirects to %s://%s, another origin: refused"
-                             % (req.full_url, parts.scheme, parts.netloc))
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _reason(error, url, deadline):
-    """The platform's reason in an error answer, where its body reads and holds one."""
-    try:
-        body = _read_capped(error.fp, url, deadline) if error.fp is not None else b""
-        reason = json.loads(body.decode("utf-8")).get("reason")
-    except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
-        return None
-    return reason if isinstance(reason, str) else None
-
-
-def _read_capped(response, url, deadline):
-    """The whole body, within the size cap and the request's deadline."""
-    if response.length is not None and response.length > MAX_RESPONSE_BYTES:
-        raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
-    body = bytearray()
-    while True:
-        chunk = response.read1(READ_BYTES)
-        if time.monotonic() >= deadline:
-            raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-        if not chunk:
-            break
-        body += chunk
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
-    if response.length:
-        raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
-                         % (url, response.length))
-    return body
-
-
-WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
-
-
-class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Connections whose sockets the request's deadline can shut, whatever they wait on:
-    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
-
-    def http_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPConnection), req)
-
-    def https_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
-
-    @staticmethod
-    def watched(kind):
-        def connection(host, **options):
-            conn = kind(host, **options)
-            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
-            return conn
-        return connection
-
-
-def watch(sock):
-    WATCHED.append(sock.dup())
-    return sock
-
-
-def shut_watched():
-    for sock in WATCHED:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def fetch(origin, path, what):
-    """The body of origin+path (200 only) within one deadline, a retry after a 5xx included;
-    409, 404 and other failures are Unreadable."""
-    url = origin + path
-    opener = urllib.request.build_opener(_SameOrigin(origin), DeadlineHandler(context=ssl.create_default_context()))
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
-    timer.daemon = True
-    timer.start()
-    try:
-        for attempt in (1, 2):
-            try:
-                with opener.open(request, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                    return _read_capped(response, url, deadline)
-            except urllib.error.HTTPError as error:
-                reason = _reason(error, url, deadline)
-                if time.monotonic() >= deadline:
-                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-                if error.code >= 500 and attempt == 1:
-                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
-                    continue
-                if error.code == 409:
-                    raise Unreadable("the study is still playing (%s answers 409): %s"
-                                     % (what, reason or "no reason given"))
-                if error.code == 404:
-                    raise Unreadable("%s answers 404: no such %s%s" % (
-                        url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
-                raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
-            except Unreadable:
-                raise
-            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
-                if time.monotonic() >= deadline:
-                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-                raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
-    finally:
-        timer.cancel()
-        for sock in WATCHED:
-            sock.close()
-        del WATCHED[:]
-    raise AssertionError("unreachable")
-
-
-def save_copy(directory, parts, body):
-    """DIR/parts..., each folder made here and never a symbolic link, the file
-    written whole to a temporary name, then renamed over whatever was there."""
-    os.makedirs(directory, exist_ok=True)
-    for part in parts[:-1]:
-        directory = os.path.join(directory, part)
-        try:
-            os.mkdir(directory)
-        except FileExistsError:
-            pass
-        if os.path.islink(directory) or not os.path.isdir(directory):
-            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(body)
-        os.replace(temporary, os.path.join(directory, parts[-1]))
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
-
-# ---------------------------------------------------------------- the files
-
-def read_csv(body, name, columns, forms, required):
-    """Rows of a study CSV as dicts (with `_line`), every field checked for its form."""
-    if body.startswith(b"\xef\xbb\xbf"):
-        body = body[3:]
-    text = body.decode("utf-8", "surrogateescape").replace("\x00", "\udc00")
-    not_text = NOT_TEXT.search(text) is not None
-    csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
-    record = []
-
-    def lines():
-        for line in io.StringIO(text, newline=""):
-            record.append(line)
-            yield line
-    reader = csv.reader(lines(), strict=True)
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise Unreadable("%s is empty: not a study file" % name)
-        if tuple(header) != columns:
-            if text.lstrip()[:1] == "<":
-                raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
-            raise Unreadable("%s line 1: the header is not %s's columns in order: %s"
-                             % (name, name, _header_fault(header, columns)))
-        patterns = {column: re.compile(form) for column, form in forms.items()}
-        rows = []
-        del record[:]
-        for fields in reader:
-            line = reader.line_num
-            raw = "".join(record)
-            del record[:]
-            if '"' in raw and not CSV_RECORD.fullmatch(raw):
-                # the bad field is the first past those that read as RFC 4180 fields
-                where = len(CSV_FIELD_AND_COMMA.findall(CSV_FIELDS_THAT_READ.match(raw).group()))
-                raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted field, "
-                                 "or text after a closing quote)" % (name, line, columns[min(where, len(columns) - 1)]))
-            if len(fields) != len(columns):
-                raise Unreadable("%s line %d: %d fields, the header has %d"
-                                 % (name, line, len(fields), len(columns)))
-            row = dict(zip(columns, fields))
-            bad = not_text and NOT_TEXT.search(raw)
-            if bad:
-                column = next(c for c in columns if NOT_TEXT.search(row[c]))
-                raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                                 % (name, line, column, ord(bad.group()) - 0xDC00))
-            for column in columns:
-                field = row[column]
-                if field == "":
-                    if column in required:
-                        raise Unreadable("%s line %d, column %s: empty" % (name, line, column))
-                elif column in patterns:
-                    if not patterns[column].fullmatch(field):
-                        raise Unreadable("%s line %d, column %s: %s is not of the form %s"
-                                         % (name, line, column, _shown_field(field), forms[column]))
-                    if len(field) > EXACT_DIGITS and TOO_MANY_DIGITS.match(field):
-                        raise Unreadable("%s line %d, column %s: %s has more digits before its point than the %d "
-                                         "a double holds exactly"
-                                         % (name, line, column, _shown_field(field), EXACT_DIGITS))
-            row["_line"] = line
-            rows.append(row)
-            if len(rows) > MAX_CSV_ROWS:
-                raise Unreadable("%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS))
-    except csv.Error as error:
-        raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
-    return rows
-
-
-def _header_fault(header, columns):
-    """The first column out of place in a header that is not `columns`."""
-    for number, (got, expected) in enumerate(zip(header, columns), 1):
-        if got != expected:
-            return "column %d is %s, expected %r" % (number, _shown_field(got), expected)
-    if len(header) < len(columns):
-        return "missing column %r" % columns[len(header)]
-    return "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
-
-
-def _shown_field(field):
-    if len(field) <= SHOWN_FIELD_CHARACTERS:
-        return repr(field)
-    return "%r... (%d characters)" % (field[:SHOWN_FIELD_CHARACTERS], len(field))
-
-
-def check_order(rows, name, key_columns):
-    previous = None
-    for row in rows:
-        key = tuple(int(row[column]) for column in key_columns)
-        if previous is not None and key <= previous:
-            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
-                             % (name, row["_line"], ", ".join(key_columns)))
-        previous = key
-
-
-def read_trials(body):
-    rows = read_csv(body, "trials.csv", TRIALS_COLUMNS, TRIALS_FORMS, TRIALS_REQUIRED)
-    if not rows:
-        raise Unreadable("trials.csv has no rows: not a published study")
-    check_order(rows, "trials.csv", ("trial", "arm"))
-    return rows
-
-
-def read_seats(body):
-    rows = read_csv(body, "seats.csv", SEATS_COLUMNS, SEATS_FORMS, SEATS_REQUIRED)
-    check_order(rows, "seats.csv", ("trial", "arm", "seat"))
-    return rows
-
-
-def exact_units(text, places):
-    """Decimal text as an exact integer count of 10**-places (no float in between)."""
-    negative = text.startswith("-")
-    whole, _, fraction = text.lstrip("-").partition(".")
-    units = int(whole) * 10 ** places + int((fraction + "0" * places)[:places] or "0")
-    return -units if negative else units
-
-
-def read_json(body, name):
-    """A JSON document whose every number a double holds: NaN, an infinity or an
-    integer past 2**53 is refused by the field that holds it."""
-    if body.count(b"[") + body.count(b"{") + body.count(b",") > MAX_JSON_VALUES:
-        raise Unreadable("%s holds more than %d JSON values: not a file this script reads" % (name, MAX_JSON_VALUES))
-    try:
-        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=_json_integer)
-    except UnicodeDecodeError as error:
-        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)" % (name, body[error.start], error.start))
-    except ValueError as error:
-        raise Unreadable("%s is not JSON: %s" % (name, error))
-    except RecursionError:
-        raise Unreadable("%s is not JSON this script reads: nested too deep" % name)
-    path = _number_no_double_holds(document)
-    if path is not None:
-        raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
-    return document
-
-
-def _json_integer(text):
-    # An integer of more digits is past 2**53 whatever it is, and Python 3.11
-    # converts none of more than 4300: it stands as infinite, which is refused.
-    return int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf
-
-
-def _number_no_double_holds(document):
-    """The path to the first number in the document no double holds, else None: the walk
-    keeps one iterator per open container and spells a path only for the value it finds."""
-    stack = [(None, iter((("", document),)))]
-    while stack:
-        for key, value in stack[-1][1]:
-            if isinstance(value, (dict, list)):
-                stack.append((key, iter(value.items() if isinstance(value, dict) else enumerate(value))))
-                break
-            if type(value) is float and not math.isfinite(value) or type(value) is int and abs(value) > EXACT_INTEGERS:
-                path = ""
-                for step in [entry[0] for entry in stack[1:]] + [key]:
-                    path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
-                return path
-        else:
-            stack.pop()
-    return None
-
-
-def find_reading(profile, study_id):
-    """The study's card and reading on the owner's profile, else Unreadable."""
-    studies = profile.get("studies") if isinstance(profile, dict) else None
-    if not isinstance(studies, list):
-        raise Unreadable("the profile JSON has no list of studies")
-    for card in studies:
-        if isinstance(card, dict) and card.get("id") == study_id:
-            if card.get("kind") == "runset":
-                raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
-            reading = card.get("reading")
-            if not isinstance(reading, dict):
-                raise Unreadable("the profile's card for %s holds no reading" % study_id)
-            return card, reading
-    raise Unreadable("the profile holds no card for %s" % study_id)
-
-
-def read_rho(recipe, recipe_id):
-    if not isinstance(recipe, dict):
-        raise Unreadable("the recipe JSON is not an object")
-    if recipe.get("id") != recipe_id:
-        raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
-    anytime = recipe.get("anytime")
-    rho = anytime.get("rho") if isinstance(anytime, dict) else None
-    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
-        raise Unreadable("recipe %s: anytime.rho is %s, not a number from %g to %g"
-                         % (recipe_id, _shown(rho), *RHO_RANGE))
-    return float(rho)
-
-
 # ---------------------------------------------------------------- arithmetic
 
 def mean_and_spread(s1, s2, n, scale):
@@ -1379,6 +1029,195 @@ def recompute(study_id, trials, seats, reading, rho):
     return terms, result
 
 
+# ---------------------------------------------------------------- the files
+
+def read_csv(body, name, columns, forms, required):
+    """Rows of a study CSV as dicts (with `_line`), every field checked for its form."""
+    if body.startswith(b"\xef\xbb\xbf"):
+        body = body[3:]
+    text = body.decode("utf-8", "surrogateescape").replace("\x00", "\udc00")
+    not_text = NOT_TEXT.search(text) is not None
+    csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
+    record = []
+
+    def lines():
+        for line in io.StringIO(text, newline=""):
+            record.append(line)
+            yield line
+    reader = csv.reader(lines(), strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise Unreadable("%s is empty: not a study file" % name)
+        if tuple(header) != columns:
+            if text.lstrip()[:1] == "<":
+                raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
+            raise Unreadable("%s line 1: the header is not %s's columns in order: %s"
+                             % (name, name, _header_fault(header, columns)))
+        patterns = {column: re.compile(form) for column, form in forms.items()}
+        rows = []
+        del record[:]
+        for fields in reader:
+            line = reader.line_num
+            raw = "".join(record)
+            del record[:]
+            if '"' in raw and not CSV_RECORD.fullmatch(raw):
+                # the bad field is the first past those that read as RFC 4180 fields
+                where = len(CSV_FIELD_AND_COMMA.findall(CSV_FIELDS_THAT_READ.match(raw).group()))
+                raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted field, "
+                                 "or text after a closing quote)" % (name, line, columns[min(where, len(columns) - 1)]))
+            if len(fields) != len(columns):
+                raise Unreadable("%s line %d: %d fields, the header has %d"
+                                 % (name, line, len(fields), len(columns)))
+            row = dict(zip(columns, fields))
+            bad = not_text and NOT_TEXT.search(raw)
+            if bad:
+                column = next(c for c in columns if NOT_TEXT.search(row[c]))
+                raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                                 % (name, line, column, ord(bad.group()) - 0xDC00))
+            for column in columns:
+                field = row[column]
+                if field == "":
+                    if column in required:
+                        raise Unreadable("%s line %d, column %s: empty" % (name, line, column))
+                elif column in patterns:
+                    if not patterns[column].fullmatch(field):
+                        raise Unreadable("%s line %d, column %s: %s is not of the form %s"
+                                         % (name, line, column, _shown_field(field), forms[column]))
+                    if len(field) > EXACT_DIGITS and TOO_MANY_DIGITS.match(field):
+                        raise Unreadable("%s line %d, column %s: %s has more digits before its point than the %d "
+                                         "a double holds exactly"
+                                         % (name, line, column, _shown_field(field), EXACT_DIGITS))
+            row["_line"] = line
+            rows.append(row)
+            if len(rows) > MAX_CSV_ROWS:
+                raise Unreadable("%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS))
+    except csv.Error as error:
+        raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+    return rows
+
+
+def _header_fault(header, columns):
+    """The first column out of place in a header that is not `columns`."""
+    for number, (got, expected) in enumerate(zip(header, columns), 1):
+        if got != expected:
+            return "column %d is %s, expected %r" % (number, _shown_field(got), expected)
+    if len(header) < len(columns):
+        return "missing column %r" % columns[len(header)]
+    return "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
+
+
+def _shown_field(field):
+    if len(field) <= SHOWN_FIELD_CHARACTERS:
+        return repr(field)
+    return "%r... (%d characters)" % (field[:SHOWN_FIELD_CHARACTERS], len(field))
+
+
+def check_order(rows, name, key_columns):
+    previous = None
+    for row in rows:
+        key = tuple(int(row[column]) for column in key_columns)
+        if previous is not None and key <= previous:
+            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
+                             % (name, row["_line"], ", ".join(key_columns)))
+        previous = key
+
+
+def read_trials(body):
+    rows = read_csv(body, "trials.csv", TRIALS_COLUMNS, TRIALS_FORMS, TRIALS_REQUIRED)
+    if not rows:
+        raise Unreadable("trials.csv has no rows: not a published study")
+    check_order(rows, "trials.csv", ("trial", "arm"))
+    return rows
+
+
+def read_seats(body):
+    rows = read_csv(body, "seats.csv", SEATS_COLUMNS, SEATS_FORMS, SEATS_REQUIRED)
+    check_order(rows, "seats.csv", ("trial", "arm", "seat"))
+    return rows
+
+
+def exact_units(text, places):
+    """Decimal text as an exact integer count of 10**-places (no float in between)."""
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("-").partition(".")
+    units = int(whole) * 10 ** places + int((fraction + "0" * places)[:places] or "0")
+    return -units if negative else units
+
+
+def read_json(body, name):
+    """A JSON document whose every number a double holds: NaN, an infinity or an
+    integer past 2**53 is refused by the field that holds it."""
+    if body.count(b"[") + body.count(b"{") + body.count(b",") > MAX_JSON_VALUES:
+        raise Unreadable("%s holds more than %d JSON values: not a file this script reads" % (name, MAX_JSON_VALUES))
+    try:
+        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=_json_integer)
+    except UnicodeDecodeError as error:
+        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)" % (name, body[error.start], error.start))
+    except ValueError as error:
+        raise Unreadable("%s is not JSON: %s" % (name, error))
+    except RecursionError:
+        raise Unreadable("%s is not JSON this script reads: nested too deep" % name)
+    path = _number_no_double_holds(document)
+    if path is not None:
+        raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
+    return document
+
+
+def _json_integer(text):
+    # An integer of more digits is past 2**53 whatever it is, and Python 3.11
+    # converts none of more than 4300: it stands as infinite, which is refused.
+    return int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf
+
+
+def _number_no_double_holds(document):
+    """The path to the first number in the document no double holds, else None: the walk
+    keeps one iterator per open container and spells a path only for the value it finds."""
+    stack = [(None, iter((("", document),)))]
+    while stack:
+        for key, value in stack[-1][1]:
+            if isinstance(value, (dict, list)):
+                stack.append((key, iter(value.items() if isinstance(value, dict) else enumerate(value))))
+                break
+            if type(value) is float and not math.isfinite(value) or type(value) is int and abs(value) > EXACT_INTEGERS:
+                path = ""
+                for step in [entry[0] for entry in stack[1:]] + [key]:
+                    path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
+                return path
+        else:
+            stack.pop()
+    return None
+
+
+def find_reading(profile, study_id):
+    """The study's card and reading on the owner's profile, else Unreadable."""
+    studies = profile.get("studies") if isinstance(profile, dict) else None
+    if not isinstance(studies, list):
+        raise Unreadable("the profile JSON has no list of studies")
+    for card in studies:
+        if isinstance(card, dict) and card.get("id") == study_id:
+            if card.get("kind") == "runset":
+                raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
+            reading = card.get("reading")
+            if not isinstance(reading, dict):
+                raise Unreadable("the profile's card for %s holds no reading" % study_id)
+            return card, reading
+    raise Unreadable("the profile holds no card for %s" % study_id)
+
+
+def read_rho(recipe, recipe_id):
+    if not isinstance(recipe, dict):
+        raise Unreadable("the recipe JSON is not an object")
+    if recipe.get("id") != recipe_id:
+        raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
+    anytime = recipe.get("anytime")
+    rho = anytime.get("rho") if isinstance(anytime, dict) else None
+    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
+        raise Unreadable("recipe %s: anytime.rho is %s, not a number from %g to %g"
+                         % (recipe_id, _shown(rho), *RHO_RANGE))
+    return float(rho)
+
+
 # ---------------------------------------------------------------- reporting
 
 def _clip(text, n):
@@ -1584,6 +1423,167 @@ def changes_since(old, study_id, bodies):
                 found = [("", "(the saved bytes)", "(other bytes)")]
             changes += [(name, where.lstrip("."), a, b) for where, a, b in found]
     return changes
+
+
+# ---------------------------------------------------------------- the address
+
+def parse_study_address(address):
+    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted: surrounding
+    whitespace, a trailing / and a ?query or #fragment are let go; anything else is Unreadable."""
+    text = re.split(r"[?#]", address.strip(" \t\r\n"), 1)[0]
+    match = STUDY_ADDRESS.fullmatch(text[:-1] if text.endswith("/") else text)
+    if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
+        raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
+                         "digits>, or a folder --save wrote)" % _shown_field(address))
+    return match.group(1), match.group(3), match.group(4), match.group()
+
+
+# ---------------------------------------------------------------- fetching
+
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only within the study's own origin."""
+
+    def __init__(self, origin):
+        super().__init__()
+        self.origin = origin
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
+        if "%s://%s" % (parts.scheme, parts.netloc) != self.origin:
+            raise Unreadable("%s redirects to %s://%s, another origin: refused"
+                             % (req.full_url, parts.scheme, parts.netloc))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _reason(error, url, deadline):
+    """The platform's reason in an error answer, where its body reads and holds one."""
+    try:
+        body = _read_capped(error.fp, url, deadline) if error.fp is not None else b""
+        reason = json.loads(body.decode("utf-8")).get("reason")
+    except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return reason if isinstance(reason, str) else None
+
+
+def _read_capped(response, url, deadline):
+    """The whole body, within the size cap and the request's deadline."""
+    if response.length is not None and response.length > MAX_RESPONSE_BYTES:
+        raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
+    body = bytearray()
+    while True:
+        chunk = response.read1(READ_BYTES)
+        if time.monotonic() >= deadline:
+            raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+        if not chunk:
+            break
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
+    if response.length:
+        raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
+                         % (url, response.length))
+    return body
+
+
+WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
+
+
+class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Connections whose sockets the request's deadline can shut, whatever they wait on:
+    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
+
+    def http_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPConnection), req)
+
+    def https_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
+
+    @staticmethod
+    def watched(kind):
+        def connection(host, **options):
+            conn = kind(host, **options)
+            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
+            return conn
+        return connection
+
+
+def watch(sock):
+    WATCHED.append(sock.dup())
+    return sock
+
+
+def shut_watched():
+    for sock in WATCHED:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def fetch(origin, path, what):
+    """The body of origin+path (200 only) within one deadline, a retry after a 5xx included;
+    409, 404 and other failures are Unreadable."""
+    url = origin + path
+    opener = urllib.request.build_opener(_SameOrigin(origin), DeadlineHandler(context=ssl.create_default_context()))
+    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
+    timer.daemon = True
+    timer.start()
+    try:
+        for attempt in (1, 2):
+            try:
+                with opener.open(request, timeout=max(deadline - time.monotonic(), 0.001)) as response:
+                    return _read_capped(response, url, deadline)
+            except urllib.error.HTTPError as error:
+                reason = _reason(error, url, deadline)
+                if time.monotonic() >= deadline:
+                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+                if error.code >= 500 and attempt == 1:
+                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+                    continue
+                if error.code == 409:
+                    raise Unreadable("the study is still playing (%s answers 409): %s"
+                                     % (what, reason or "no reason given"))
+                if error.code == 404:
+                    raise Unreadable("%s answers 404: no such %s%s" % (
+                        url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
+                raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
+            except Unreadable:
+                raise
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
+                if time.monotonic() >= deadline:
+                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+                raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
+    finally:
+        timer.cancel()
+        for sock in WATCHED:
+            sock.close()
+        del WATCHED[:]
+    raise AssertionError("unreachable")
+
+
+def save_copy(directory, parts, body):
+    """DIR/parts..., each folder made here and never a symbolic link, the file
+    written whole to a temporary name, then renamed over whatever was there."""
+    os.makedirs(directory, exist_ok=True)
+    for part in parts[:-1]:
+        directory = os.path.join(directory, part)
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            pass
+        if os.path.islink(directory) or not os.path.isdir(directory):
+            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(body)
+        os.replace(temporary, os.path.join(directory, parts[-1]))
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
 
 
 # ---------------------------------------------------------------- main
