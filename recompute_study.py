@@ -195,6 +195,8 @@ SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in 
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of its packed subset-sum counts: cache-sized
 SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of its two halves, at most
 P_BOUND_BELOW = 0.00005 * (1 - 1e-9)  # a p below this prints 0.0000
+SIGN_FLIP_ENCLOSE_FROM = 128  # non-zero pairs: from here p is first enclosed (below, counted at once)
+SIGN_FLIP_SCALE, SIGN_FLIP_FLOOR_EVERY = 53, 10  # the enclosure's 2**K and how often it floors
 
 # Student t quantile.
 LOG_SQRT_PI = 0.5 * math.log(math.pi)
@@ -804,7 +806,7 @@ def comparison_figures(result, arm, label, ours, page, terms):
     decimal_figure(result, key("p"), name, page.get("p"), p, P_PLACES, EXACT_UNITS)
     if ours.p_how == "bound" and result.figures and result.figures[-1]["key"] == key("p"):
         result.figures[-1].update(label=result.figures[-1]["label"] + " (Hoeffding bound)", bound=True)
-    if ours.p_how not in (None, "bound"):
+    if ours.p_how not in (None, "bound", "enclosed"):
         result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
     interval_figures(result, key("bootstrap"), name, page.get("bootstrap"), ours.bootstrap, places,
                      LOOSE_UNITS, print_comparison_figure)
@@ -1767,7 +1769,9 @@ def main(argv=None):
 def sign_flip_p(diffs, alpha):
     """study.md §4.5's p as (Fraction, how): how is None for the exact count, "bound" where
     Hoeffding's bound P(|Σ s_t D_t| ≥ |S1|) ≤ 2·exp(−S1² ÷ (2·Σ D_t²)) is below both 0.00005 and
-    alpha (then it fixes the printed p, 0.0000, and the verdict, and it is the p returned), or why
+    alpha (then it fixes the printed p, 0.0000, and the verdict, and it is the p returned),
+    "enclosed" where, from SIGN_FLIP_ENCLOSE_FROM non-zero pairs, sign_flip_count's enclosure
+    [lo, hi] of p has both ends print the same and on the same side of alpha (lo returned), or why
     the count was not made (p None)."""
     s1 = s2 = 0
     for d in diffs:
@@ -1777,14 +1781,23 @@ def sign_flip_p(diffs, alpha):
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding
         if bound < P_BOUND_BELOW and bound < alpha:
             return Fraction(max(bound, 2.0 ** -1074)), "bound"
+    if s1 and len(diffs) - diffs.count(0) >= SIGN_FLIP_ENCLOSE_FROM:
+        ends = sign_flip_count(diffs, SIGN_FLIP_SCALE)
+        if not isinstance(ends, str) and len({(print_figure(end.numerator / end.denominator, P_PLACES),
+                                                end <= Fraction(alpha)) for end in ends}) == 1:
+            return ends[0], "enclosed"
     count = sign_flip_count(diffs)
     if isinstance(count, str):
         return None, count
     return Fraction(count, 1 << len(diffs)), None
 
 
-def sign_flip_count(diffs):
+def sign_flip_count(diffs, scale=None):
     """How many of the 2**n sign vectors s give |Σ s_t D_t| ≥ |Σ D_t|, counted exactly; or why not.
+    With a scale K: [lo, hi] (Fractions) enclosing that count ÷ 2**n, from _subset_sums' floored
+    probabilities ⌊P·2**K⌋ (each too low by less than B, the number of floors of its half): the
+    tail sum's lo is Σ Q1·CQ2 ÷ 2**(2K − 1), and with E2 = B2·(A2 + 1) bounding CQ2's error,
+    ΣQ1 ≤ 2**K, CQ2 ≤ 2**K and N1 = A1 + 1 terms, hi adds (E2·2**K + B1·N1·2**K + B1·E2·N1).
 
     The plain algorithm: with a_t = |D_t| and A = Σ a_t, a sign vector giving + to a subset of sum x
     gives Σ s a = 2x − A, so the count is Σ c[x] over 2x − A ≥ |S1| or 2x − A ≤ −|S1|, where c[x]
@@ -1809,23 +1822,31 @@ def sign_flip_count(diffs):
         total = 0
         for size in half:
             total += size
-        need += (total // 2 + 1) * ((len(half) + 8) // 8)
+        need += (total // 2 + 1) * (8 if scale else (len(half) + 8) // 8)
     if need > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (need >> 20, SIGN_FLIP_MAX_BYTES >> 20)
-    first, second = (_subset_sums(half) for half in halves)
+    first, second = (_subset_sums(half, scale) for half in halves)
     total1, total2 = next(first), next(second)
     threshold = (total1 + total2 + abs(s1) // common + 1) // 2    # subsets whose 2x − A ≥ |S1|
     shift = total2 - threshold
     c1 = chain.from_iterable(first)
-    c2 = chain(accumulate(chain.from_iterable(second)), repeat(1 << len(halves[1])))
+    c2 = chain(accumulate(chain.from_iterable(second)), repeat(1 << (scale or len(halves[1]))))
     c1, c2 = (islice(c1, -shift, None), c2) if shift < 0 else (c1, islice(c2, shift, None))
     count = sum(map(operator.mul, c1, c2))           # exact: integers
-    return (2 * count) << (n - len(sizes))
+    if scale is None:
+        return (2 * count) << (n - len(sizes))
+    b1, b2 = (-(-len(half) // SIGN_FLIP_FLOOR_EVERY) for half in halves)
+    e2, n1 = b2 * (total2 + 1), total1 + 1
+    slack = ((e2 + b1 * n1) << scale) + b1 * e2 * n1
+    return Fraction(count, 1 << 2 * scale - 1), Fraction(count + slack, 1 << 2 * scale - 1)
 
 
-def _subset_sums(sizes):
+def _subset_sums(sizes, scale=None):
     """Yield the total of `sizes` (positive integers), then c[0..total] in lists, c[x] the number of
-    subsets summing to x.
+    subsets summing to x. With a scale K, instead Q[x] ≤ P[x]·2**K < Q[x] + B, P[x] = c[x] ÷ 2**m
+    (m items): 8-byte slots from Q = [2**K], each floored (shifted right by the items added since,
+    the bits that cross into the slot below masked off) every SIGN_FLIP_FLOOR_EVERY items and at
+    the end, B times in all, each floor losing less than 1 (K + SIGN_FLIP_FLOOR_EVERY < 64).
 
     The counts up to half the total (c is symmetric: the rest is read back from them in reverse)
     are packed a slot of whole bytes per sum into r big integers of about SUBSET_BLOCK_BYTES each,
@@ -1837,14 +1858,14 @@ def _subset_sums(sizes):
         total += size
     yield total
     half = total // 2
-    slot_bytes = (len(sizes) + 8) // 8              # a count is at most 2**len(sizes)
+    slot_bytes = 8 if scale else (len(sizes) + 8) // 8   # a count is at most 2**len(sizes)
     slot_bits = 8 * slot_bytes
     r = max(1, min(half + 1, (half + 1) * slot_bytes // SUBSET_BLOCK_BYTES))
     rows = half // r + 1                             # class t keeps rows slots for t ≤ half mod r, else one fewer
     masks = [(1 << rows * slot_bits) - 1, (1 << (rows - 1) * slot_bits) - 1]
-    classes = [1] + [0] * (r - 1)
+    classes = [1 << (scale or 0)] + [0] * (r - 1)
     reached = 0
-    for size in sizes:
+    for done, size in enumerate(sizes, 1):
         q, rho = divmod(size, r)
         reached = min(reached + size, half)         # below half, no sum passes half yet
         cycles = math.gcd(rho, r)
@@ -1855,6 +1876,12 @@ def _subset_sums(sizes):
                 new = old + (before << (q + (t < rho)) * slot_bits)
                 classes[t] = new & masks[t > half % r] if reached == half else new
                 before, t = old, (t + rho) % r
+        if scale and (done % SIGN_FLIP_FLOOR_EVERY == 0 or done == len(sizes)):
+            drop = (done - 1) % SIGN_FLIP_FLOOR_EVERY + 1
+            keep = [int.from_bytes(((1 << 64 - drop) - 1).to_bytes(8, "little") * (rows - k), "little")
+                    for k in (0, 1)]
+            for t in range(r):
+                classes[t] = (classes[t] >> drop) & keep[t > half % r]
     for t in range(r):
         classes[t] = classes[t].to_bytes(rows * slot_bytes, "little")
     step = max(1, 65536 // r)

@@ -6,7 +6,7 @@ thousandth, so the differences fall on every thousandth of the 0-100 range:
 seats drawn from a normal with spread 14.7 points (differences: spread 12), the
 treated arm ahead by EFFECT points, from a fixed seed. For 500 pairs (or the
 sizes given as arguments) and each effect it prints p, how it was had (`exact`
-count or Hoeffding `bound`), the seconds and the process's peak resident memory
+count, Hoeffding `bound` or `enclosed`), the seconds and the process's peak resident memory
 so far. Effects run weakest last, so each peak is the exact count's own.
 
     python3 bench/bench_signflip.py [N ...]
@@ -22,7 +22,7 @@ import recompute_study  # noqa: E402
 
 SIZES = (500,)
 SEED = 20261115
-EFFECTS = (5.0, 3.0, 0.0)     # points: 5 settled by the bound here, the others counted exactly
+EFFECTS = (5.0, 3.0, 0.0)     # points: 5 settled by the bound here, the others by the enclosure
 SEAT_SPREAD = 14.7
 FOCAL_SEATS = 3
 ALPHA = 0.05
@@ -54,7 +54,7 @@ def main(argv):
             started = time.perf_counter()
             p, how = recompute_study.sign_flip_p(diffs, ALPHA)
             seconds = time.perf_counter() - started
-            print("n=%-4d effect %.1f  sum|D|=%-8d p=%-10s %-5s %7.2f s  peak RSS %.0f MiB" % (
+            print("n=%-4d effect %.1f  sum|D|=%-8d p=%-10s %-8s %7.2f s  peak RSS %.0f MiB" % (
                 n, effect, sum(abs(d) for d in diffs), "none" if p is None else "%.4g" % (p.numerator / p.denominator),
                 how or "exact", seconds, peak_mib()))
 

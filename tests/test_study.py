@@ -181,6 +181,53 @@ def test_hoeffding_bound_settles_only_below_both_limits():
     assert rs.sign_flip_p(weak, 0.05)[1] is None                      # nor below 0.00005 here
 
 
+@pytest.mark.parametrize("scale, every, block_bytes", [(53, 10, rs.SUBSET_BLOCK_BYTES), (30, 3, 7), (9, 4, 13)])
+def test_sign_flip_enclosure_holds_the_exact_p_and_prints_as_it(monkeypatch, scale, every, block_bytes):
+    # Coarse scales floor away real bits (and often cannot settle, so the exact count runs instead).
+    monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 0)
+    monkeypatch.setattr(rs, "SIGN_FLIP_SCALE", scale)
+    monkeypatch.setattr(rs, "SIGN_FLIP_FLOOR_EVERY", every)
+    monkeypatch.setattr(rs, "SUBSET_BLOCK_BYTES", block_bytes)
+    rng = random.Random(scale)
+    hows = set()
+    for _ in range(50):
+        n = rng.randint(1, 30)
+        diffs = [rng.randint(-300, 300) + rng.choice((0, 0, 2, 40)) for _ in range(n)]
+        exact = Fraction(rs.sign_flip_count(diffs), 2 ** n)   # the count itself: checked above
+        if sum(diffs):
+            low, high = rs.sign_flip_count(diffs, scale)
+            assert low <= exact <= high and high - low < Fraction(n * n * 2000, 2 ** scale), diffs
+        for alpha in (0.05, 0.2, float(exact)):
+            p, how = rs.sign_flip_p(diffs, alpha)
+            hows.add(how)
+            assert how in ("enclosed", None) and (how == "enclosed" or p == exact)
+            assert rs.print_figure(float(p), 4) == rs.print_figure(float(exact), 4), diffs
+            assert (p <= Fraction(alpha)) == (exact <= Fraction(alpha)), diffs
+    assert hows == ({None} if scale < 20 else {"enclosed", None})
+
+
+def test_sign_flip_enclosure_straddling_alpha_falls_back_to_the_count(monkeypatch):
+    monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 0)
+    diffs = [3] * 20 + [5, -7]
+    exact = Fraction(plain_count(diffs), 2 ** 22)
+    low, high = rs.sign_flip_count(diffs, rs.SIGN_FLIP_SCALE)
+    assert low == exact < high < exact + Fraction(1, 10 ** 9)      # dyadic: no floor loses a bit
+    assert rs.sign_flip_p(diffs, 0.05) == (low, "enclosed")
+    assert rs.sign_flip_p(diffs, float(exact)) == (exact, None)    # lo ≤ alpha < hi: counted
+    monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 23)
+    assert rs.sign_flip_p(diffs, 0.05) == (exact, None)            # too few pairs to enclose
+
+
+def test_sign_flip_enclosure_at_two_hundred_pairs_on_thousandths():
+    rng = random.Random(5)
+    diffs = [round(rng.gauss(1000, 12000)) for _ in range(200)]
+    exact = Fraction(rs.sign_flip_count(diffs), 2 ** 200)
+    p, how = rs.sign_flip_p(diffs, 0.05)
+    low, high = rs.sign_flip_count(diffs, rs.SIGN_FLIP_SCALE)
+    assert how == "enclosed" and p == low <= exact <= high and high - low < Fraction(1, 10 ** 8)
+    assert rs.print_figure(float(p), 4) == rs.print_figure(float(exact), 4)
+
+
 def test_sign_flip_count_over_its_memory_cap_is_refused(monkeypatch):
     diffs = [rng_d * 7 + 1 for rng_d in range(-30, 31)]
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 1000)
