@@ -1432,7 +1432,7 @@ def changes_since(old, study_id, bodies):
 def parse_study_address(address):
     """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted: surrounding
     whitespace, a trailing / and a ?query or #fragment are let go; anything else is Unreadable."""
-    text = re.split(r"[?#]", address.strip(" \t\r\n"), 1)[0]
+    text = re.split(r"[?#]", address.strip(" \t\r\n"), maxsplit=1)[0]
     match = STUDY_ADDRESS.fullmatch(text[:-1] if text.endswith("/") else text)
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
