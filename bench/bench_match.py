@@ -111,7 +111,7 @@ def write_report(folder, report):
 
 def publish(folder, archive, events, pages):
     """Write pages and a report whose figures are the recomputed ones."""
-    cards = [{"agentId": a["agentId"], "rank": 1, "wealth": 0.0, "fitnessIndex": 0.0, "grade": "F",
+    cards = [{"agentId": a["agentId"], "status": a["status"], "rank": 1, "wealth": 0.0, "fitnessIndex": 0.0, "grade": "F",
               "dimensions": dict.fromkeys(rc.DIMENSIONS, 0.0), "achievements": [],
               "raw": {"messagesSent": 5}} for a in archive["agents"]]
     report = {"matchId": archive["matchId"], "rubricVersion": "2.4", "rubricReason": None, "scorecards": cards}
@@ -124,7 +124,7 @@ def publish(folder, archive, events, pages):
     results = rc.recompute(*rc.read_match(rc.SavedCopies(folder), None))[0]
     for card, result in zip(cards, results):
         fig = result["figures"]
-        card.update(rank=fig["rank"], wealth=fig["wealth"], fitnessIndex=fig["fitnessIndex"], grade=fig["grade"],
+        card.update(status=fig["status"], rank=fig["rank"], wealth=fig["wealth"], fitnessIndex=fig["fitnessIndex"], grade=fig["grade"],
                     achievements=fig["achievements"], dimensions={d: fig[d] for d in rc.DIMENSIONS})
         card["raw"].update({k: fig[k] for k in ("mapCoverage", "indexWealth", "indexReputation",
                                                   "circularReputation", "circularEstimated")})
