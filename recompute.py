@@ -1387,10 +1387,12 @@ def summary(results, failures):
     reproduced = lambda name: len([r for r in rows if r["key"]["figure"] == name and r["same"]])  # noqa: E731
     return dict(
         matches=len(results) + len(failures), read=len(results), unreadable=len(failures),
-        seats=len([s for r in results for s in r["seats"]]), fitnessIndexReproduced=reproduced("fitnessIndex"),
+        seats=len([s for r in results for s in r["seats"]]),
+        fitnessIndexReproduced=reproduced("fitnessIndex"),
         finalWealthReproduced=reproduced("wealth"), wealthReplayReproduced=reproduced("wealth replay"),
         wealthReplayNotCompared=len([r for r in rows if r["same"] is None]),
-        **{k: sum(r[k] for r in results) for k in ("figuresSame", "figuresCompared", "checksAgree", "checksMade")},
+        **{k: sum(r[k] for r in results) for k in ("figuresSame", "figuresCompared",
+                                                   "checksAgree", "checksMade")},
         differ=[r["source"] for r in results if r["exit"]])
 
 
@@ -1519,7 +1521,8 @@ def against(source, old):
 def csv_changes(name, old, new):
     """Every line and column of a CSV file that differs: (file, "line N column", old, new)."""
     try:
-        old, new = (list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline=""))) for b in (old, new))
+        old, new = (list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline="")))
+                    for b in (old, new))
     except csv.Error:
         return [] if old == new else [change(name, "", "(not CSV)", "(other bytes)")]
     out = []
@@ -1552,7 +1555,8 @@ def print_against(w, old, saved_at, changes):
 
 # ------------------------------------------------------- a study end to end
 
-STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})/?(?:[?#]\S*)?\Z")
+STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})"
+                          r"/?(?:[?#]\S*)?\Z")
 MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 matches) has far fewer
 INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
 RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
@@ -1598,7 +1602,8 @@ def read_study_csv(raw, name, columns):
             for column, form, _, _ in columns:
                 value = row[column] = fields[header.index(column)]
                 if (value or column in ("trial", "arm", "seat")) and not re.fullmatch(form, value):
-                    raise RecordError("%s, column %s: %s is not of the form %s" % (at, column, shown(value), form))
+                    raise RecordError("%s, column %s: %s is not of the form %s"
+                                      % (at, column, shown(value), form))
             rows.append(row)
     except UnicodeDecodeError:
         raise RecordError("%s: not UTF-8 text" % name)
@@ -1619,7 +1624,8 @@ def tie_row(row, name, columns, view):
         else:
             ok = value == ("" if record is None else record)
         if not ok:
-            out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]), "arm": int(row["arm"]),
+            out.append({"file": name, "line": row.get("line"),
+                        "trial": int(row["trial"]), "arm": int(row["arm"]),
                         "seat": int(row["seat"]) if "seat" in row else None, "column": column, "value": value,
                         "record": None if record is None else text(record),
                         "source": "report" if block in ("card", "default", "focal") else "archive"})
@@ -1648,9 +1654,10 @@ def tie_match(archive, reports, trials, seats):
         if row["metric"] in SEAT_METRICS and row["value"]:  # study.md §3, from the scorecards
             focal = [cards[int(s["seat"]) - 1]["published"].get(SEAT_METRICS[row["metric"]])
                      for s in mine if s["focal"] == "true" and 1 <= int(s["seat"]) <= len(cards)]
-            view["focal"] = {"value": hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None}
+            mean = hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None
+            view["focal"] = {"value": mean}
         out += tie_row(row, "trials.csv", TRIAL_COLUMNS, view)
-        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # a seat with no row
+        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # seats with no row
             out += tie_row(dict(row, seat=str(n), line=None), "seats.csv", (("row", TEXT, "roster", "row"),),
                            {"roster": {"row": "roster seat"}})
     return out
@@ -1658,8 +1665,10 @@ def tie_match(archive, reports, trials, seats):
 
 def audit_brief(full):
     """One rubric's audit of a study's match, in brief; with its text where it does not agree."""
-    fi = [row["same"] for s in full["seats"] for row in s["figures"] if row["key"]["figure"] == "fitnessIndex"]
-    brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared", "checksAgree", "checksMade")}
+    fi = [row["same"] for s in full["seats"] for row in s["figures"]
+          if row["key"]["figure"] == "fitnessIndex"]
+    brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared",
+                                  "checksAgree", "checksMade")}
     brief.update(fitnessIndex=[fi.count(True), len(fi)],
                  checksFailed=[c for c in full["checks"] if not c["agrees"]],
                  differs=[{"seat": i + 1, "figure": row["key"]["figure"], "published": row["published"],
@@ -1738,7 +1747,8 @@ def read_study(target, args):
 def study_groups(trials, seats):
     """{match: (its trials.csv rows, its seats.csv rows)}; each trial and seat once."""
     keys, groups = {}, {}
-    for name, rows, columns in (("trials.csv", trials, ("trial", "arm")), ("seats.csv", seats, ("trial", "arm", "seat"))):
+    for name, rows, columns in (("trials.csv", trials, ("trial", "arm")),
+                                ("seats.csv", seats, ("trial", "arm", "seat"))):
         for row in rows:
             key = tuple(int(row[c]) for c in columns)
             if key in keys or len(key) == 3 and key[:2] not in keys:
@@ -1816,7 +1826,8 @@ def study_matches(groups, args, folder):
 
 
 def study_totals(results, differences):
-    tied = {name: sum(r["rows"][name] for r in results if "error" not in r) for name in ("trials.csv", "seats.csv")}
+    tied = {name: sum(r["rows"][name] for r in results if "error" not in r)
+            for name in ("trials.csv", "seats.csv")}
     fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
     return {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
             "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
@@ -1846,7 +1857,7 @@ def print_study_match(result, out):
 
 def print_study_summary(t, results, differences, out):
     out.write("\n%d matches, %d unreadable%s\n" % (
-        t["matches"], len(t["unreadable"]), (": " + ", ".join(t["unreadable"][:4])) if t["unreadable"] else ""))
+        t["matches"], len(t["unreadable"]), ": " + ", ".join(t["unreadable"][:4]) if t["unreadable"] else ""))
     out.write("matches that recompute: %d of %d; Fitness Index reproduced for %d of %d seats\n" % (
         t["recompute"], t["matches"], t["fitnessIndexReproduced"], t["seats"]))
     for r, a in ((r, a) for r in results for a in r["audits"]):
@@ -1855,7 +1866,8 @@ def print_study_summary(t, results, differences, out):
         if a["checksFailed"]:
             out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
     for name in ("trials.csv", "seats.csv"):
-        out.write("%s agrees with the records for %d of %d rows\n" % (name, t["rowsAgree"][name], t["rows"][name]))
+        out.write("%s agrees with the records for %d of %d rows\n"
+                  % (name, t["rowsAgree"][name], t["rows"][name]))
     if differences:
         out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
         out.writelines(difference_line(d, False) for d in differences[:10])
@@ -1919,7 +1931,8 @@ class Downloads:
 
     def write_saved(self, rubric):
         """saved.json: where and when the copy came from, and each file's sha256."""
-        about = {"kind": "match", "matchId": self.match_id, "source": "%s/api/matches/%s" % (self.base, self.match_id),
+        about = {"kind": "match", "matchId": self.match_id,
+                 "source": "%s/api/matches/%s" % (self.base, self.match_id),
                  "savedAt": utc_now(), "rubric": rubric, "sha256": self.saved}
         self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
 
@@ -2018,14 +2031,15 @@ def http_get(opener, url, what, end=math.inf):
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
                 code = err.code if isinstance(err, urllib.error.HTTPError) else None
                 body = b"" if code is None else error_body(err)
-                if code is not None and code >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
+                if (code or 0) >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
                 if time.monotonic() >= deadline:
                     raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
-                failure = RecordError("%s: cannot download %s (%s)" % (what, url, getattr(err, "reason", err))
-                                      if code is None else "%s: %s" % (what, failure_text(code, body, err.reason)))
+                failure = RecordError(
+                    "%s: cannot download %s (%s)" % (what, url, getattr(err, "reason", err)) if code is None
+                    else "%s: %s" % (what, failure_text(code, body, err.reason)))
                 failure.status, failure.body = code, body
                 raise failure
     finally:
@@ -2068,12 +2082,15 @@ def failure_text(code, body, fallback):
     meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
         return "%d %s" % (code, meaning)
-    return "%d %s" % (code, reason) if meaning.lower() in reason.lower() else "%d %s: %s" % (code, meaning, reason)
+    if meaning.lower() in reason.lower():
+        return "%d %s" % (code, reason)
+    return "%d %s: %s" % (code, meaning, reason)
 
 
 # ------------------------------------------------------------------ main
 
-ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z")
+ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
+                     r"/?(?:[?#]\S*)?\Z")
 
 
 def sources_for(target, args):
@@ -2101,20 +2118,15 @@ def sources_for(target, args):
 
 
 def audit_one(label, source, args):
-    # Records are trees, with no cycles to collect: collecting while a long
-    # log loads would only rescan it, again and again.
-    gc.disable()
     try:
         result = audit(*read_match(source, args.rubric or source.rubric))
     except KeyboardInterrupt:
         source.saved = {}  # a save cut short by Ctrl-C gets no saved.json
         raise
     finally:
-        gc.enable()
         if isinstance(source, Downloads) and source.saved:
             source.write_saved(args.rubric)
-    result["source"] = label
-    return result
+    return dict(result, source=label)
 
 
 EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
@@ -2136,7 +2148,8 @@ def parse_args(argv):
                              "(https://daishi.ai/matches/m_...), or a folder of saved copies; "
                              "or one study address (https://daishi.ai/u/<handle>/studies/<id>) "
                              "or saved study folder")
-    parser.add_argument("--base", help="server to download from (default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV))
+    parser.add_argument("--base", help="server to download from (default %s, or $%s)"
+                        % (DEFAULT_BASE, BASE_ENV))
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
     parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<match id>/")
     parser.add_argument("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
@@ -2157,10 +2170,12 @@ def parse_args(argv):
     args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
     parts = urllib.parse.urlsplit(args.base)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        parser.error("%s must be an http:// or https:// address, got %s" % (args.base_named, shown(args.base)))
+        parser.error("%s must be an http:// or https:// address, got %s"
+                     % (args.base_named, shown(args.base)))
     args.explicit_base = args.base_named != "the default"
     args.matches = [t.strip() for t in args.matches]
-    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv")) for t in args.matches)
+    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv"))
+                     for t in args.matches)
     if args.study and len(args.matches) > 1:
         parser.error("a study is audited alone: give one study address or folder")
     if not 1 <= args.jobs <= 16:
@@ -2174,12 +2189,12 @@ def main(argv=None):
         args = parse_args(argv)
     except RecordError as err:
         return fail(None, "--json" in argv, "%s (see recompute.py --help)" % err)
-    if not args.study:
-        return audit_matches(args)
-    gc.disable()  # records are trees: collecting while logs load would only rescan them
+    gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans it
     try:
-        return audit_study(args.matches[0], args)
+        return audit_study(args.matches[0], args) if args.study else audit_matches(args)
     except RecordError as err:
+        if not args.study:
+            raise
         return fail(args, args.json, "%s: %s" % (args.matches[0], err))
     finally:
         gc.enable()
@@ -2228,7 +2243,8 @@ def audit_matches(args):
 def print_matches(args, results, failures, status, batch, saved_at, changes):
     totals = summary(results, failures)
     if args.json:
-        doc = {"script": "recompute.py", "exit": status, "summary": totals, "matches": results, "unreadable": failures}
+        doc = {"script": "recompute.py", "exit": status, "summary": totals,
+               "matches": results, "unreadable": failures}
         if changes is not None:
             doc["against"] = {"copy": args.against, "savedAt": saved_at, "changes": changes}
         json.dump(doc, sys.stdout, indent=1, ensure_ascii=True)
