@@ -1332,7 +1332,8 @@ def print_audit(result, out, rows=False, batch=False):
     if result["rubricReason"]:
         put(w, "  read under %s: %s" % (result["rubric"], text(result["rubricReason"])))
     put(w, "trade ledger: %s" % result["ledger"])
-    w("" if rows else "\n")
+    if not rows:
+        w("\n")
     (print_rows if rows else print_table)(w, result["seats"])
     w("\n")
     for seat in result["seats"]:
@@ -1786,10 +1787,11 @@ def audit_study(target, args):
     totals = study_totals(results, differences)
     status = max([r["exit"] for r in results] + [1 if changes else 0])
     if args.json:
-        json.dump(dict({"study": target, "address": address, "savedAt": saved_at, "matches": results,
-                        "differences": differences, "summary": totals, "exit": status}, **({"against": {
-                            "copy": old, "savedAt": then[1], "changes": changes}} if old else {})),
-                  sys.stdout, indent=1, ensure_ascii=True)
+        doc = {"study": target, "address": address, "savedAt": saved_at, "matches": results,
+               "differences": differences, "summary": totals, "exit": status}
+        if old:
+            doc["against"] = {"copy": old, "savedAt": then[1], "changes": changes}
+        json.dump(doc, sys.stdout, indent=1, ensure_ascii=True)
         sys.stdout.write("\n")
         return status
     if old is not None:
