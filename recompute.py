@@ -1163,30 +1163,23 @@ def figure_row(match, sid, name, published, recomputed, same):
             "published": published, "recomputed": recomputed, "same": same, "difference": d}
 
 
+def same_value(a, b):
+    return a is b if isinstance(a, bool) or isinstance(b, bool) else a == b
+
+
 def compare_seat(match, seat, card, result, errata, has_events):
     """The seat's figures, published beside recomputed; the wealth replay."""
-    published, mine = card["published"], result["figures"]
-    rows = []
-    for name in FIGURE_ORDER:
-        if name == "mapCoverage" and name not in published:
-            continue  # the report carries coverage only where the rubric reads it
-        if name not in mine and name not in published:
-            continue
-        theirs = published.get(name)
-        rows.append(figure_row(match, seat["id"], name, theirs, mine.get(name),
-                               name in published and name in mine and same_value(theirs, mine[name])))
-    rows.append(replay_row(match, seat, result, errata, has_events))
-    return rows
+    published, mine, rows = card["published"], result["figures"], []
+    for name in FIGURE_ORDER:  # the report carries coverage only where the rubric reads it
+        if name in published or name in mine and name != "mapCoverage":
+            same = name in published and name in mine and same_value(published[name], mine[name])
+            rows.append(figure_row(match, seat["id"], name, published.get(name), mine.get(name), same))
+    return rows + [replay_row(match, seat, result, errata, has_events)]
 
 
 def replay_row(match, seat, result, errata, has_events):
-    """The replayed wealth against the archive's (§2.3).
-
-    Without an event log the replay sees the inventory only. Structures only
-    ever add value, so an inventory worth less than the archived wealth is
-    not a difference but a part of the wealth the record cannot show: it is
-    left out of the count and listed as taken on trust.
-    """
+    """The replayed wealth against the archive's (§2.3). Structures only add value, so without
+    an event log an inventory worth less than the archived wealth is taken on trust."""
     row = figure_row(match, seat["id"], "wealth replay", seat["wealth"], result["replay"],
                      result["replay"] == seat["wealth"])
     corrected = result["replayWithoutErrata"]
@@ -1202,21 +1195,14 @@ def replay_row(match, seat, result, errata, has_events):
     return row
 
 
-def same_value(a, b):
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    return a == b
-
-
 def ledger_source(ledger):
     """Where the trade ledger and circular reputation come from (§4, §7)."""
     if ledger is None:
         return "none: every completed trade counts, no commons share, no circular reputation"
     if ledger["source"] == "events":
         return "replayed from the events (circular reputation too)"
-    if ledger["hasRep"]:
-        return "the archive's ledger block, circular reputation from its paid points (rep)"
-    return "the archive's ledger block, circular reputation estimated (the block has no rep)"
+    return "the archive's ledger block, circular reputation " + (
+        "from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)")
 
 
 def audit(archive, report):
@@ -1251,6 +1237,14 @@ def audit(archive, report):
     }
 
 
+def one_line(message, limit=MAX_SHOWN):
+    """Text a record or server sent, as it may reach a terminal: one line, its controls and
+    bidi characters escaped (\\x1b, \\u202e), cut with a marker when over-long."""
+    message = str(message)
+    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
+
+
 def text(value):
     """A value as printed; what a record or server sent is escaped to stay on its line."""
     if isinstance(value, bool):
@@ -1264,6 +1258,11 @@ def text(value):
 
 def cut(s, width):
     return s if len(s) <= width else s[:width - 3] + "..."
+
+
+def clip(value, width=20):
+    """A value or line from a record, escaped and cut to fit the terminal's 100 columns."""
+    return cut(one_line(value), width)
 
 
 def put(w, line):
@@ -1333,30 +1332,12 @@ def print_audit(result, out, rows=False, batch=False):
     if result["rubricReason"]:
         put(w, "  read under %s: %s" % (result["rubric"], text(result["rubricReason"])))
     put(w, "trade ledger: %s" % result["ledger"])
-    if rows:
-        print_rows(w, result["seats"])
-    else:
+    if not rows:
         w("\n")
-        print_table(w, result["seats"])
+    (print_rows if rows else print_table)(w, result["seats"])
     w("\n")
     for seat in result["seats"]:
-        for row in seat["figures"]:
-            if row["same"] is False:
-                d = row["difference"]
-                put(w, "DIFFERS %s: published %s, recomputed %s%s" % (
-                    text(row["label"]), text(row["published"]), text(row["recomputed"]),
-                    "" if d is None else ", %+d in the last place" % d))
-            if "withoutErrata" in row:
-                erratum = ", ".join(text(e) for e in row["errata"])
-                reading = ("explained by " + erratum if row.get("explained") else
-                           "the archive's is the log as logged" if row["same"] else "the archive's is neither")
-                put(w, "%s: as logged %s; without %s's events %s: %s" % (
-                    text(row["label"]), text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
-            if row.get("uncounted"):
-                put(w, "%s not compared: %s" % (text(row["label"]), row["uncounted"]))
-        notes = (["counters not recorded"] if seat["notRecorded"] and not rows else []) + seat["notes"]
-        if notes:
-            put(w, "%s: %s" % (text(seat["agentId"]), "; ".join(text(n) for n in notes)))
+        print_seat_notes(w, seat, rows)
     for c in result["checks"]:
         if not c["agrees"]:
             put(w, "check FAILS: %s: archive says %s, events give %s"
@@ -1376,28 +1357,44 @@ def print_audit(result, out, rows=False, batch=False):
         put(w, "taken on trust: %s" % item)
 
 
+def print_seat_notes(w, seat, rows):
+    """Under the table: what differs, what the errata explain, what was not compared."""
+    for row in seat["figures"]:
+        if row["same"] is False:
+            d = row["difference"]
+            put(w, "DIFFERS %s: published %s, recomputed %s%s" % (
+                text(row["label"]), text(row["published"]), text(row["recomputed"]),
+                "" if d is None else ", %+d in the last place" % d))
+        if "withoutErrata" in row:
+            erratum = ", ".join(text(e) for e in row["errata"])
+            reading = ("explained by " + erratum if row.get("explained") else
+                       "the archive's is the log as logged" if row["same"] else "the archive's is neither")
+            put(w, "%s: as logged %s; without %s's events %s: %s" % (
+                text(row["label"]), text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
+        if row.get("uncounted"):
+            put(w, "%s not compared: %s" % (text(row["label"]), row["uncounted"]))
+    notes = (["counters not recorded"] if seat["notRecorded"] and not rows else []) + seat["notes"]
+    if notes:
+        put(w, "%s: %s" % (text(seat["agentId"]), "; ".join(text(n) for n in notes)))
+
+
 def shorten(seqs):
     head = ", ".join(str(s) for s in seqs[:8])
     return head + (" ... (%d events)" % len(seqs) if len(seqs) > 8 else "")
 
 
 def summary(results, failures):
-    seats = [s for r in results for s in r["seats"]]
-
-    def reproduced(name):
-        return len([row for s in seats for row in s["figures"] if row["key"]["figure"] == name and row["same"]])
-
-    return {
-        "matches": len(results) + len(failures), "read": len(results), "unreadable": len(failures),
-        "seats": len(seats), "fitnessIndexReproduced": reproduced("fitnessIndex"),
-        "finalWealthReproduced": reproduced("wealth"), "wealthReplayReproduced": reproduced("wealth replay"),
-        "wealthReplayNotCompared": len([r for s in seats for r in s["figures"] if r["same"] is None]),
-        "figuresSame": sum(r["figuresSame"] for r in results),
-        "figuresCompared": sum(r["figuresCompared"] for r in results),
-        "checksAgree": sum(r["checksAgree"] for r in results),
-        "checksMade": sum(r["checksMade"] for r in results),
-        "differ": [r["source"] for r in results if r["exit"]],
-    }
+    rows = [row for r in results for s in r["seats"] for row in s["figures"]]
+    reproduced = lambda name: len([r for r in rows if r["key"]["figure"] == name and r["same"]])  # noqa: E731
+    return dict(
+        matches=len(results) + len(failures), read=len(results), unreadable=len(failures),
+        seats=len([s for r in results for s in r["seats"]]),
+        fitnessIndexReproduced=reproduced("fitnessIndex"),
+        finalWealthReproduced=reproduced("wealth"), wealthReplayReproduced=reproduced("wealth replay"),
+        wealthReplayNotCompared=len([r for r in rows if r["same"] is None]),
+        **{k: sum(r[k] for r in results) for k in ("figuresSame", "figuresCompared",
+                                                   "checksAgree", "checksMade")},
+        differ=[r["source"] for r in results if r["exit"]])
 
 
 def print_summary(s, failures, out):
@@ -1418,14 +1415,25 @@ def print_summary(s, failures, out):
 
 # ------------------------------------------------------- saved copies, --against
 
+def read_file(path):
+    """A saved file's bytes, within the size cap."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_RESPONSE_BYTES + 1)
+    except OSError as err:
+        raise RecordError("%s: cannot read (%s)" % (path, err.strerror or err))
+    if len(raw) > MAX_RESPONSE_BYTES:
+        raise RecordError("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
+    return raw
+
+
 class SavedCopies:
-    """Reads the same files from a folder laid out as --save writes them, and
-    saved.json where --save wrote one: the match, the rubric asked for, the time."""
+    """The files of a folder laid out as --save writes them, and saved.json where --save wrote
+    one: the match, the rubric asked for, the time."""
 
     def __init__(self, folder):
         self.folder, self.files = folder, {}
-        self.match_id = self.rubric = None  # without saved.json a folder is whatever match it holds
-        self.saved_at = None
+        self.match_id = self.rubric = self.saved_at = None  # without saved.json: the match it holds
         if os.path.isfile(os.path.join(folder, "saved.json")):
             raw, name = self.read(("saved.json",))
             about = as_object(parse_json(raw, name), name)
@@ -1438,9 +1446,9 @@ class SavedCopies:
                 raise RecordError("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
 
     def page(self, number):
-        playing = os.path.join(self.folder, "playing.json")
-        if number == 1 and os.path.isfile(playing):
-            raise RecordError("%s: %s" % (playing, failure_text(409, self.read(("playing.json",))[0], "")))
+        if number == 1 and os.path.isfile(os.path.join(self.folder, "playing.json")):
+            raw, name = self.read(("playing.json",))
+            raise RecordError("%s: %s" % (name, failure_text(409, raw, "")))
         return self.read(("export", "%d.json" % number))
 
     def report(self, version):
@@ -1448,14 +1456,7 @@ class SavedCopies:
 
     def read(self, parts):
         path = os.path.join(self.folder, *parts)
-        try:
-            with open(path, "rb") as f:
-                raw = f.read(MAX_RESPONSE_BYTES + 1)
-        except OSError as err:
-            raise RecordError("%s: cannot read (%s)" % (path, err.strerror or err))
-        if len(raw) > MAX_RESPONSE_BYTES:
-            raise RecordError("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
-        self.files["/".join(parts)] = raw
+        raw = self.files["/".join(parts)] = read_file(path)
         return raw, path
 
 
@@ -1474,16 +1475,13 @@ def folder_holds(path):
     return "matches" if any(set(os.listdir(p)) & {"export", "playing.json"} for p in subs) else None
 
 
-def saved_files(folder):
-    """Every record file of a saved match, as the names --save gives them."""
-    out = []
-    for root, _, files in os.walk(folder):
-        rel = os.path.relpath(root, folder).replace(os.sep, "/")
-        out += [(n if rel == "." else rel + "/" + n) for n in files if n != "saved.json"]
-    return sorted(out)
-
-
 ABSENT = object()
+
+
+def change(file, path, old, new):
+    """One change --against lists; ABSENT where one side lacks it."""
+    return {"file": file, "path": path, "change": "added" if old is ABSENT else "removed" if new is ABSENT
+            else "changed", "old": None if old is ABSENT else old, "new": None if new is ABSENT else new}
 
 
 def json_changes(old, new, path=""):
@@ -1504,23 +1502,40 @@ def json_changes(old, new, path=""):
 def against(source, old):
     """Every file and field read now that differs from the earlier copy in `old`:
     the files read now, and the pages the copy has beside them."""
+    pages = {os.path.relpath(os.path.join(root, n), old).replace(os.sep, "/")
+             for root, _, names in os.walk(os.path.join(old, "export")) for n in names if n != "saved.json"}
     changes = []
-    for rel in sorted(set(source.files) | {f for f in saved_files(old) if f.startswith("export/")}):
-        path = os.path.join(old, *rel.split("/"))
+    for rel in sorted(set(source.files) | pages):
         try:
-            with open(path, "rb") as f:
-                before = f.read(MAX_RESPONSE_BYTES + 1)
-        except OSError:
+            before = read_file(os.path.join(old, *rel.split("/")))
+        except RecordError:
             before = ABSENT
         now = source.files.get(rel, ABSENT)
         try:
             found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])
         except RecordError:
             found = [] if before == now else [("(not JSON)", "(bytes)", "(other bytes)")]
-        changes += [{"file": rel, "path": p, "change": "added" if a is ABSENT else "removed" if b is ABSENT
-                     else "changed", "old": None if a is ABSENT else a, "new": None if b is ABSENT else b}
-                    for p, a, b in found]
+        changes += [change(rel, p, a, b) for p, a, b in found]
     return changes
+
+
+def csv_changes(name, old, new):
+    """Every line and column of a CSV file that differs: (file, "line N column", old, new)."""
+    try:
+        old, new = (list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline="")))
+                    for b in (old, new))
+    except csv.Error:
+        return [] if old == new else [change(name, "", "(not CSV)", "(other bytes)")]
+    out = []
+    for n in range(max(len(old), len(new))):
+        a, b = (rows[n] if n < len(rows) else None for rows in (old, new))
+        if a is None or b is None:
+            out.append(change(name, "line %d" % (n + 1), ABSENT if a is None else ",".join(a) or None,
+                              ABSENT if b is None else ",".join(b) or None))
+            continue
+        out += [change(name, "line %d %s" % (n + 1, new[0][i] if i < len(new[0]) else "column %d" % (i + 1)),
+                       x, y) for i, (x, y) in enumerate(zip_longest(a, b, fillvalue="(absent)")) if x != y]
+    return out
 
 
 def print_against(w, old, saved_at, changes):
@@ -1541,7 +1556,8 @@ def print_against(w, old, saved_at, changes):
 
 # ------------------------------------------------------- a study end to end
 
-STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})/?(?:[?#]\S*)?\Z")
+STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})"
+                          r"/?(?:[?#]\S*)?\Z")
 MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 matches) has far fewer
 INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
 RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
@@ -1587,7 +1603,8 @@ def read_study_csv(raw, name, columns):
             for column, form, _, _ in columns:
                 value = row[column] = fields[header.index(column)]
                 if (value or column in ("trial", "arm", "seat")) and not re.fullmatch(form, value):
-                    raise RecordError("%s, column %s: %s is not of the form %s" % (at, column, shown(value), form))
+                    raise RecordError("%s, column %s: %s is not of the form %s"
+                                      % (at, column, shown(value), form))
             rows.append(row)
     except UnicodeDecodeError:
         raise RecordError("%s: not UTF-8 text" % name)
@@ -1608,7 +1625,8 @@ def tie_row(row, name, columns, view):
         else:
             ok = value == ("" if record is None else record)
         if not ok:
-            out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]), "arm": int(row["arm"]),
+            out.append({"file": name, "line": row.get("line"),
+                        "trial": int(row["trial"]), "arm": int(row["arm"]),
                         "seat": int(row["seat"]) if "seat" in row else None, "column": column, "value": value,
                         "record": None if record is None else text(record),
                         "source": "report" if block in ("card", "default", "focal") else "archive"})
@@ -1637,12 +1655,31 @@ def tie_match(archive, reports, trials, seats):
         if row["metric"] in SEAT_METRICS and row["value"]:  # study.md §3, from the scorecards
             focal = [cards[int(s["seat"]) - 1]["published"].get(SEAT_METRICS[row["metric"]])
                      for s in mine if s["focal"] == "true" and 1 <= int(s["seat"]) <= len(cards)]
-            view["focal"] = {"value": hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None}
+            mean = hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None
+            view["focal"] = {"value": mean}
         out += tie_row(row, "trials.csv", TRIAL_COLUMNS, view)
-        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # a seat with no row
+        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # seats with no row
             out += tie_row(dict(row, seat=str(n), line=None), "seats.csv", (("row", TEXT, "roster", "row"),),
                            {"roster": {"row": "roster seat"}})
     return out
+
+
+def audit_brief(full):
+    """One rubric's audit of a study's match, in brief; with its text where it does not agree."""
+    fi = [row["same"] for s in full["seats"] for row in s["figures"]
+          if row["key"]["figure"] == "fitnessIndex"]
+    brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared",
+                                  "checksAgree", "checksMade")}
+    brief.update(fitnessIndex=[fi.count(True), len(fi)],
+                 checksFailed=[c for c in full["checks"] if not c["agrees"]],
+                 differs=[{"seat": i + 1, "figure": row["key"]["figure"], "published": row["published"],
+                           "recomputed": row["recomputed"]} for i, s in enumerate(full["seats"])
+                          for row in s["figures"] if row["same"] is False])
+    if full["exit"]:
+        out = io.StringIO()
+        print_audit(full, out)
+        brief.update(audit=full, text=out.getvalue())
+    return brief
 
 
 def study_match(mid, trials, seats, args, folder):
@@ -1658,29 +1695,15 @@ def study_match(mid, trials, seats, args, folder):
         for v in versions[1:] + ([] if None in versions else [None]):
             reports[v] = read_report(*source.report(v), archive["seats"], v)
         for v in versions:
-            full = audit(archive, reports[v])
-            fi = [row["same"] for s in full["seats"] for row in s["figures"] if row["key"]["figure"] == "fitnessIndex"]
-            brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared",
-                                          "checksAgree", "checksMade")}
-            brief.update(fitnessIndex=[fi.count(True), len(fi)],
-                         checksFailed=[c for c in full["checks"] if not c["agrees"]],
-                         differs=[{"seat": i + 1, "figure": row["key"]["figure"], "published": row["published"],
-                                   "recomputed": row["recomputed"]} for i, s in enumerate(full["seats"])
-                                  for row in s["figures"] if row["same"] is False])
-            if full["exit"]:
-                out = io.StringIO()
-                print_audit(full, out)
-                brief.update(audit=full, text=out.getvalue())
-            result["audits"].append(brief)
+            result["audits"].append(audit_brief(audit(archive, reports[v])))
         if isinstance(source, Downloads) and source.saved:
             source.write_saved(None)
         result["differences"] = tie_match(archive, dict(reports, default={"rubric": reports[None]["rubric"]}),
                                           trials, seats)
         if args.against is not None:  # compared now, while this match alone is in memory
             prior = os.path.join(args.against, mid)
-            result["changes"] = [dict(c, file=mid + "/" + c["file"]) for c in against(source, prior)] if \
-                os.path.isdir(prior) else [{"file": mid, "path": "(the match)", "change": "added", "old": None,
-                                            "new": "read now"}]
+            result["changes"] = [dict(c, file=mid + "/" + c["file"]) for c in against(source, prior)] \
+                if os.path.isdir(prior) else [change(mid, "(the match)", ABSENT, "read now")]
     except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
         return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
                     "cannot read the record (%s: %s)" % (type(err).__name__, err))
@@ -1688,37 +1711,13 @@ def study_match(mid, trials, seats, args, folder):
     return result
 
 
-class StudyFolder(SavedCopies):
-    def __init__(self, folder):  # a study's saved.json is not a match's
-        self.folder, self.files = folder, {}
-
-
 def study_saved(folder):
     """(address, UTC time) from a saved study's saved.json (either script's), or None."""
-    if not os.path.isfile(os.path.join(folder, "saved.json")):
-        return None
-    raw, name = StudyFolder(folder).read(("saved.json",))
-    about = as_object(parse_json(raw, name), name)
-    return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
-
-
-def csv_changes(name, old, new):
-    """Every line and column of a CSV file that differs: (file, "line N column", old, new)."""
-    try:
-        old, new = (list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline=""))) for b in (old, new))
-    except csv.Error:
-        return [] if old == new else [{"file": name, "path": "", "change": "changed", "old": "(not CSV)",
-                                       "new": "(other bytes)"}]
-    out = []
-    for n in range(max(len(old), len(new))):
-        a, b = (rows[n] if n < len(rows) else None for rows in (old, new))
-        if a is None or b is None:
-            out.append({"file": name, "path": "line %d" % (n + 1), "change": "added" if a is None else "removed",
-                        "old": a and ",".join(a) or None, "new": b and ",".join(b) or None})
-        out += [{"file": name, "path": "line %d %s" % (n + 1, new[0][i] if i < len(new[0]) else "column %d" % (i + 1)),
-                 "change": "changed", "old": x, "new": y} for i, (x, y) in enumerate(zip_longest(
-                     a or [], b or [], fillvalue="(absent)")) if a is not None and b is not None and x != y]
-    return out
+    name = os.path.join(folder, "saved.json")
+    if os.path.isfile(name):
+        about = as_object(parse_json(read_file(name), name), name)
+        return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
+    return None
 
 
 def read_study(target, args):
@@ -1729,7 +1728,7 @@ def read_study(target, args):
                           "another folder, or compare with --against" % args.save)
     for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
         if folder:
-            raw, _ = StudyFolder(folder).read((name,))
+            raw = read_file(os.path.join(folder, name))
         else:
             url, path = STUDY_TARGET.match(target).groups()
             args.base = url if url and not args.explicit_base else args.base
@@ -1741,11 +1740,16 @@ def read_study(target, args):
     address = saved[0] if saved else None if folder else args.base.rstrip("/") + path
     if args.save and not folder:  # the layout and schema recompute_study.py --save writes
         store.keep(("saved.json",), json.dumps({"script": "recompute.py", "address": address, "files": {
-            n: hashlib.sha256(r).hexdigest() for n, r in raws.items()}, "saved": time.strftime(
-                "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1).encode("ascii") + b"\n")
+            n: hashlib.sha256(r).hexdigest() for n, r in raws.items()}, "saved": utc_now()},
+            indent=1).encode("ascii") + b"\n")
+    return study_groups(*files), folder, raws, address, saved and saved[1]
+
+
+def study_groups(trials, seats):
+    """{match: (its trials.csv rows, its seats.csv rows)}; each trial and seat once."""
     keys, groups = {}, {}
-    for name, rows, columns in (("trials.csv", files[0], ("trial", "arm")),
-                                ("seats.csv", files[1], ("trial", "arm", "seat"))):
+    for name, rows, columns in (("trials.csv", trials, ("trial", "arm")),
+                                ("seats.csv", seats, ("trial", "arm", "seat"))):
         for row in rows:
             key = tuple(int(row[c]) for c in columns)
             if key in keys or len(key) == 3 and key[:2] not in keys:
@@ -1753,16 +1757,17 @@ def read_study(target, args):
                     name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
             keys[key] = []
             keys[key[:2]].append(row)  # a trial's list: its trials.csv row, then its seats.csv rows
-    for row in files[0]:
+    for row in trials:
         if row["match"]:
             group = groups.setdefault(row["match"], ([], []))
             group[0].append(row)
             group[1].extend(keys[(int(row["trial"]), int(row["arm"]))][1:])
-    return groups, folder, raws, address, saved and saved[1]
+    return groups
 
 
 def audit_study(target, args):
-    results, tty, changes, old = [], sys.stderr.isatty(), [], args.against
+    """A study end to end: every match audited, every row tied to its record; --against, changes."""
+    old, changes, then = args.against, [], (None, None)
     if old is not None and not os.path.isfile(os.path.join(old, "trials.csv")):
         raise RecordError("--against compares a study with a study folder --save wrote: %s" % text(old))
     groups, folder, raws, address, saved_at = read_study(target, args)
@@ -1771,11 +1776,34 @@ def audit_study(target, args):
         if address and then[0] and then[0].rpartition("/")[2] != address.rpartition("/")[2]:
             raise RecordError("--against: %s is a copy of %s, not of %s" % (old, then[0], address))
         for name, raw in raws.items():
-            changes += csv_changes(name, StudyFolder(old).read((name,))[0], raw)
-        changes += [{"file": n, "path": "(the match)", "change": "removed", "old": "saved", "new": None}
+            changes += csv_changes(name, read_file(os.path.join(old, name)), raw)
+        changes += [change(n, "(the match)", "saved", ABSENT)
                     for n in sorted(os.listdir(old)) if MATCH_ID.match(n) and n not in groups]
     if saved_at and not args.json:
         put(sys.stdout.write, "saved copy of %s, saved %s (%s)" % (address, saved_at, text(target)))
+    results = study_matches(groups, args, folder)
+    changes += [c for r in results for c in r.pop("changes", [])]
+    differences = [d for r in results for d in r["differences"]]
+    totals = study_totals(results, differences)
+    status = max([r["exit"] for r in results] + [1 if changes else 0])
+    if args.json:
+        doc = {"study": target, "address": address, "savedAt": saved_at, "matches": results,
+               "differences": differences, "summary": totals, "exit": status}
+        if old:
+            doc["against"] = {"copy": old, "savedAt": then[1], "changes": changes}
+        json.dump(doc, sys.stdout, indent=1, ensure_ascii=True)
+        sys.stdout.write("\n")
+        return status
+    if old is not None:
+        sys.stdout.write("\n")
+        print_against(sys.stdout.write, old, then[1], changes)
+    print_study_summary(totals, results, differences, sys.stdout)
+    return status
+
+
+def study_matches(groups, args, folder):
+    """Each match of the study, args.jobs at a time, each printed in turn as it is done."""
+    results, tty = [], sys.stderr.isatty()
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     try:
         futures = [pool.submit(study_match, mid, t, s, args, folder) for mid, (t, s) in groups.items()]
@@ -1787,43 +1815,28 @@ def audit_study(target, args):
             if tty:
                 sys.stderr.write("\r" + " " * 20 + "\r")
             if "error" in result:
-                print(one_line("recompute.py: %s (trial %d arm %d): %s" % ((result["match"],) + tuple(
-                    result["trials"][0]) + (result["error"],))), file=sys.stderr)
+                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (
+                    result["match"], *result["trials"][0], result["error"])), file=sys.stderr)
             if not args.json:
                 print_study_match(result, sys.stdout)
-            changes += result.pop("changes", [])
             results.append(result)
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
-    differences = [d for r in results for d in r["differences"]]
-    tied = {name: sum(r["rows"][name] for r in results if "error" not in r) for name in ("trials.csv", "seats.csv")}
+    return results
+
+
+def study_totals(results, differences):
+    tied = {name: sum(r["rows"][name] for r in results if "error" not in r)
+            for name in ("trials.csv", "seats.csv")}
     fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
-    totals = {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
-              "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
-              "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": tied,
-              "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
-                                                    if d["file"] == name and d["line"]}) for name in tied},
-              "columnsDiffer": len(differences)}
-    status = max([r["exit"] for r in results] + [1 if changes else 0])
-    if args.json:
-        json.dump(dict({"study": target, "address": address, "savedAt": saved_at, "matches": results,
-                        "differences": differences, "summary": totals, "exit": status}, **({"against": {
-                            "copy": old, "savedAt": then[1], "changes": changes}} if old else {})),
-                  sys.stdout, indent=1, ensure_ascii=True)
-        sys.stdout.write("\n")
-    else:
-        if old is not None:
-            sys.stdout.write("\n")
-            print_against(sys.stdout.write, old, then[1], changes)
-        print_study_summary(totals, results, differences, sys.stdout)
-    return status
-
-
-def clip(value, width=20):
-    """A value or line from a record, escaped and cut to fit the terminal's 100 columns."""
-    return cut(one_line(value), width)
+    return {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
+            "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
+            "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": tied,
+            "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
+                                                  if d["file"] == name and d["line"]}) for name in tied},
+            "columnsDiffer": len(differences)}
 
 
 def difference_line(d, with_line):
@@ -1846,7 +1859,7 @@ def print_study_match(result, out):
 
 def print_study_summary(t, results, differences, out):
     out.write("\n%d matches, %d unreadable%s\n" % (
-        t["matches"], len(t["unreadable"]), (": " + ", ".join(t["unreadable"][:4])) if t["unreadable"] else ""))
+        t["matches"], len(t["unreadable"]), ": " + ", ".join(t["unreadable"][:4]) if t["unreadable"] else ""))
     out.write("matches that recompute: %d of %d; Fitness Index reproduced for %d of %d seats\n" % (
         t["recompute"], t["matches"], t["fitnessIndexReproduced"], t["seats"]))
     for r, a in ((r, a) for r in results for a in r["audits"]):
@@ -1855,27 +1868,30 @@ def print_study_summary(t, results, differences, out):
         if a["checksFailed"]:
             out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
     for name in ("trials.csv", "seats.csv"):
-        out.write("%s agrees with the records for %d of %d rows\n" % (name, t["rowsAgree"][name], t["rows"][name]))
+        out.write("%s agrees with the records for %d of %d rows\n"
+                  % (name, t["rowsAgree"][name], t["rows"][name]))
     if differences:
         out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
         out.writelines(difference_line(d, False) for d in differences[:10])
 
 
 # ------------------------------------------------------- network and saving
-
+# A download is bounded three ways. Each request has one deadline (TIMEOUT_SECONDS, a retry after a
+# server error included): a timer then shuts the request's sockets, whatever they wait on (the TLS
+# handshake, a status or header line, a 1xx answer, chunk framing or trailers). A body is read to a
+# size cap. A redirect is followed only within the server the user named. A saved file is written
+# whole under a temporary name and renamed, in folders made here and never through a symbolic
+# link; Ctrl-C removes the temporary files (PARTS).
 
 class Downloads:
-    """Reads a match's export pages and report from the platform."""
+    """Reads a match's export pages and report from the platform (and a study's CSV files)."""
 
     rubric = None
 
     def __init__(self, base, match_id, save_dir, base_named="--base"):
-        self.base = base.rstrip("/")
-        self.origin = urllib.parse.urlsplit(self.base)[:2]
-        self.match_id = match_id
+        self.base, self.match_id = base.rstrip("/"), match_id
         self.save_dir, self.saved, self.files = save_dir, {}, {}
-        redirects = SameOriginRedirects(self.origin)
-        redirects.named = base_named
+        redirects = SameOriginRedirects(urllib.parse.urlsplit(self.base)[:2], base_named)
         self.opener = urllib.request.build_opener(redirects, DeadlineHandler())
         self.end = time.monotonic() + DOWNLOAD_SECONDS
         if save_dir is not None and match_id and os.path.lexists(os.path.join(save_dir, match_id)):
@@ -1890,8 +1906,8 @@ class Downloads:
         url = "%s/api/matches/%s/report" % (self.base, self.match_id)
         if version is None:
             return self.get(url, "report", ("report.json",))
-        url += "?rubric=" + urllib.parse.quote(version, safe="")
-        return self.get(url, "report (rubric %s)" % version, ("report", version + ".json"))
+        return self.get(url + "?rubric=" + urllib.parse.quote(version, safe=""),
+                        "report (rubric %s)" % version, ("report", version + ".json"))
 
     def get(self, url, what, save_as):
         try:
@@ -1917,10 +1933,14 @@ class Downloads:
 
     def write_saved(self, rubric):
         """saved.json: where and when the copy came from, and each file's sha256."""
-        about = {"kind": "match", "matchId": self.match_id, "source": "%s/api/matches/%s" % (self.base, self.match_id),
-                 "savedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rubric": rubric,
-                 "sha256": self.saved}
+        about = {"kind": "match", "matchId": self.match_id,
+                 "source": "%s/api/matches/%s" % (self.base, self.match_id),
+                 "savedAt": utc_now(), "rubric": rubric, "sha256": self.saved}
         self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
+
+
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
@@ -1953,15 +1973,13 @@ def save_copy(directory, parts, body):
 
 
 class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only within the server the user named."""
-
-    def __init__(self, origin):
-        self.origin = origin
+    def __init__(self, origin, named):
+        self.origin, self.named = origin, named
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if urllib.parse.urlsplit(newurl)[:2] != self.origin:
             raise RecordError("%s redirects to %s, another server than %s names"
-                              % (req.full_url, newurl, getattr(self, "named", "--base")))
+                              % (req.full_url, newurl, self.named))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -1969,8 +1987,7 @@ WATCHED = threading.local()  # .sockets: a copy of each socket this thread's req
 
 
 class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Connections whose sockets the request's deadline can shut, whatever they wait on:
-    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
+    """Connections that put a copy of their socket in WATCHED.sockets, for the deadline to shut."""
 
     def http_open(self, req):
         return self.do_open(self.watched(http.client.HTTPConnection), req)
@@ -2013,24 +2030,20 @@ def http_get(opener, url, what, end=math.inf):
             try:
                 with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
                     return read_capped(response, url, deadline)
-            except urllib.error.HTTPError as err:
-                failure = http_failure(err)
-                if err.code >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
+                code = err.code if isinstance(err, urllib.error.HTTPError) else None
+                body = b"" if code is None else error_body(err)
+                if (code or 0) >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
                 if time.monotonic() >= deadline:
                     raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
-                failure = RecordError("%s: %s" % (what, failure))
-                failure.status, failure.body = err.code, err.body
+                failure = RecordError(
+                    "%s: cannot download %s (%s)" % (what, url, getattr(err, "reason", err)) if code is None
+                    else "%s: %s" % (what, failure_text(code, body, err.reason)))
+                failure.status, failure.body = code, body
                 raise failure
-            except RecordError:
-                raise
-            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
-                if time.monotonic() >= deadline:
-                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
-                reason = getattr(err, "reason", err)
-                raise RecordError("%s: cannot download %s (%s)" % (what, url, reason))
     finally:
         timer.cancel()
         for sock in sockets:
@@ -2048,20 +2061,18 @@ def read_capped(response, url, deadline):
             if getattr(response, "length", None):
                 raise RecordError("%s: the connection closed %d bytes before the end of the answer"
                                   % (url, response.length))
-            break
+            return body
         body += chunk
         if len(body) > MAX_RESPONSE_BYTES:
             raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
-    return body
 
 
-def http_failure(err):
-    """The platform's own reason where its answer carries one (read within the deadline)."""
+def error_body(err):
+    """The start of an error's answer, which may carry the platform's reason."""
     try:
-        err.body = err.read(65536) or b""
+        return err.read(65536) or b""
     except (AttributeError, OSError, http.client.HTTPException):
-        err.body = b""
-    return failure_text(err.code, err.body, err.reason)
+        return b""
 
 
 def failure_text(code, body, fallback):
@@ -2073,20 +2084,15 @@ def failure_text(code, body, fallback):
     meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
         return "%d %s" % (code, meaning)
-    return "%d %s" % (code, reason) if meaning.lower() in reason.lower() else "%d %s: %s" % (code, meaning, reason)
+    if meaning.lower() in reason.lower():
+        return "%d %s" % (code, reason)
+    return "%d %s: %s" % (code, meaning, reason)
 
 
 # ------------------------------------------------------------------ main
 
-def one_line(message, limit=MAX_SHOWN):
-    """Text a record or server sent, as it may reach a terminal: one line, its controls and
-    bidi characters escaped (\\x1b, \\u202e), cut with a marker when over-long."""
-    message = str(message)
-    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
-    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
-
-
-ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z")
+ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
+                     r"/?(?:[?#]\S*)?\Z")
 
 
 def sources_for(target, args):
@@ -2114,20 +2120,15 @@ def sources_for(target, args):
 
 
 def audit_one(label, source, args):
-    # Records are trees, with no cycles to collect: collecting while a long
-    # log loads would only rescan it, again and again.
-    gc.disable()
     try:
         result = audit(*read_match(source, args.rubric or source.rubric))
     except KeyboardInterrupt:
         source.saved = {}  # a save cut short by Ctrl-C gets no saved.json
         raise
     finally:
-        gc.enable()
         if isinstance(source, Downloads) and source.saved:
             source.write_saved(args.rubric)
-    result["source"] = label
-    return result
+    return dict(result, source=label)
 
 
 EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
@@ -2149,7 +2150,8 @@ def parse_args(argv):
                              "(https://daishi.ai/matches/m_...), or a folder of saved copies; "
                              "or one study address (https://daishi.ai/u/<handle>/studies/<id>) "
                              "or saved study folder")
-    parser.add_argument("--base", help="server to download from (default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV))
+    parser.add_argument("--base", help="server to download from (default %s, or $%s)"
+                        % (DEFAULT_BASE, BASE_ENV))
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
     parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<match id>/")
     parser.add_argument("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
@@ -2170,10 +2172,12 @@ def parse_args(argv):
     args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
     parts = urllib.parse.urlsplit(args.base)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        parser.error("%s must be an http:// or https:// address, got %s" % (args.base_named, shown(args.base)))
+        parser.error("%s must be an http:// or https:// address, got %s"
+                     % (args.base_named, shown(args.base)))
     args.explicit_base = args.base_named != "the default"
     args.matches = [t.strip() for t in args.matches]
-    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv")) for t in args.matches)
+    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv"))
+                     for t in args.matches)
     if args.study and len(args.matches) > 1:
         parser.error("a study is audited alone: give one study address or folder")
     if not 1 <= args.jobs <= 16:
@@ -2187,15 +2191,20 @@ def main(argv=None):
         args = parse_args(argv)
     except RecordError as err:
         return fail(None, "--json" in argv, "%s (see recompute.py --help)" % err)
-    results, failures, changes, sources = [], [], None, []
-    if args.study:
-        gc.disable()  # records are trees: collecting while logs load would only rescan them
-        try:
-            return audit_study(args.matches[0], args)
-        except RecordError as err:
-            return fail(args, args.json, "%s: %s" % (args.matches[0], err))
-        finally:
-            gc.enable()
+    gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans it
+    try:
+        return audit_study(args.matches[0], args) if args.study else audit_matches(args)
+    except RecordError as err:
+        if not args.study:
+            raise
+        return fail(args, args.json, "%s: %s" % (args.matches[0], err))
+    finally:
+        gc.enable()
+
+
+def audit_matches(args):
+    """Each match the arguments name; with --against, the one match against its saved copy."""
+    results, failures, sources, old, changes = [], [], [], None, None
     for target in args.matches:
         try:
             sources += sources_for(target, args)
@@ -2217,7 +2226,7 @@ def main(argv=None):
         except RecordError as err:
             failures.append(failure(label, err))
             continue
-        if args.against is not None:
+        if old is not None:
             if old.match_id not in (None, result["matchId"]):
                 return fail(args, args.json, "--against: %s is a copy of %s, not of %s"
                             % (args.against, old.match_id, result["matchId"]))
@@ -2229,23 +2238,27 @@ def main(argv=None):
     status = max([r["exit"] for r in results] + [2 for _ in failures])
     if args.json and not results and len(failures) == 1:
         return fail(args, True, failures[0]["error"], quiet=True)
+    print_matches(args, results, failures, status, blocks > 1, old and old.saved_at, changes)
+    return status
+
+
+def print_matches(args, results, failures, status, batch, saved_at, changes):
     totals = summary(results, failures)
     if args.json:
         doc = {"script": "recompute.py", "exit": status, "summary": totals,
                "matches": results, "unreadable": failures}
         if changes is not None:
-            doc["against"] = {"copy": args.against, "savedAt": old.saved_at, "changes": changes}
+            doc["against"] = {"copy": args.against, "savedAt": saved_at, "changes": changes}
         json.dump(doc, sys.stdout, indent=1, ensure_ascii=True)
         sys.stdout.write("\n")
-        return status
+        return
     for i, result in enumerate(results):
         sys.stdout.write("\n" if i else "")
         if changes is not None:
-            print_against(sys.stdout.write, args.against, old.saved_at, changes)
-        print_audit(result, sys.stdout, args.all, blocks > 1)
-    if blocks > 1:
+            print_against(sys.stdout.write, args.against, saved_at, changes)
+        print_audit(result, sys.stdout, args.all, batch)
+    if batch:
         print_summary(totals, failures, sys.stdout)
-    return status
 
 
 def failure(source, err):
