@@ -725,6 +725,15 @@ def _same_count(page, files):
     return isinstance(page, int) and not isinstance(page, bool) and page == files
 
 
+def count_fault(page, files):
+    """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
+    if isinstance(files, dict):
+        agrees = isinstance(page, dict) and all(_same_count(page.get(reason, 0), files.get(reason, 0))
+                                                for reason in set(page) | set(files))
+        return versus(page, None, agrees, json.dumps(files, sort_keys=True))
+    return versus(page, None, _same_count(page, files), "%d" % files)
+
+
 def _same_level(page, files):
     if page is None or files is None:
         return page is None and files is None
@@ -733,23 +742,19 @@ def _same_level(page, files):
 
 def file_checks(result, study_id, trials, seats, reading, terms):
     """study.md §7 checks 1-25, one (name, the first fault or None) each."""
-    match = lambda row: (int(row["trial"]), int(row["arm"]))    # noqa: E731
+    match = lambda row: (int(row["trial"]), int(row["arm"]))
     trial_rows, seated, pair_of, no_value = {match(r): r for r in trials}, {match(s) for s in seats}, {}, {}
     for row in trials:
         pair_of.setdefault(row["trial"], row["pair"])
         if row["no_value"]:
             no_value[row["no_value"]] = no_value.get(row["no_value"], 0) + 1
-    rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]    # noqa: E731
+    rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]
+    other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)
     counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
     files = {"trials": len(pair_of), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
-             "seats": len(seats), "pairsIn": sum(1 for p in pair_of.values() if p == "in"),
+             "seats": len(seats), "noValue": no_value, "pairsIn": sum(1 for p in pair_of.values() if p == "in"),
              "pairsOut": sum(1 for p in pair_of.values() if p == "out")}
-    page_no_value = counts.get("noValue")
-    no_value_agrees = isinstance(page_no_value, dict) and all(
-        _same_count(page_no_value.get(reason, 0), no_value.get(reason, 0)) for reason in set(page_no_value) | set(no_value))
-    first, level = trials[0], reading.get("comparisonLevel")
-    page_range = reading.get("range")
-    other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)    # noqa: E731
+    first, level, page_range = trials[0], reading.get("comparisonLevel"), reading.get("range")
     checks = [
         ("canary on every trials.csv row",
          first_fault("trials.csv", trials, lambda r: r["canary"] == CANARY, lambda r: "canary missing or altered")),
@@ -775,22 +780,15 @@ def file_checks(result, study_id, trials, seats, reading, terms):
                      lambda r: "trial %s is both in and out" % r["trial"])),
         ("every seat's fitness index and grade as its dimensions give",
          first_fault("seats.csv", seats, lambda s: scorecard_fault(s) is None, scorecard_fault)),
-    ] + [("the page's counts.%s is the files'" % key,
-          versus(counts.get(key), None, _same_count(counts.get(key), files[key]), "%d" % files[key]))
-         for key in ("trials", "rows", "valued", "seats")] + [
-        ("the page's counts.noValue is the files'",
-         versus(page_no_value, None, no_value_agrees, json.dumps(no_value, sort_keys=True))),
-    ] + [("the page's counts.%s is the files'" % key,
-          versus(counts.get(key), None, _same_count(counts.get(key), files[key]), "%d" % files[key]))
-         for key in ("pairsIn", "pairsOut")] + [
-        ("the page's metric is the files'", versus(reading.get("metric"), first["metric"],
-                                                   reading.get("metric") == first["metric"])),
-        ("the page's stoppingRule is the files'", versus(reading.get("stoppingRule"), terms.rule,
-                                                         reading.get("stoppingRule") == terms.rule)),
+    ] + [("the page's counts.%s is the files'" % key, count_fault(counts.get(key), files[key])) for key in files] + [
+        ("the page's metric is the files'",
+         versus(reading.get("metric"), first["metric"], reading.get("metric") == first["metric"])),
+        ("the page's stoppingRule is the files'",
+         versus(reading.get("stoppingRule"), terms.rule, reading.get("stoppingRule") == terms.rule)),
         ("the page's comparisonLevel is the files'",
          versus(level, None, _same_level(level, first["comparison_level"] or None), first["comparison_level"] or None)),
-        ("the page's rubric is the files'", versus(reading.get("rubric"), first["rubric"],
-                                                   reading.get("rubric") == first["rubric"])),
+        ("the page's rubric is the files'",
+         versus(reading.get("rubric"), first["rubric"], reading.get("rubric") == first["rubric"])),
     ]
     if terms.seat_score:        # checks 24-25
         range_agrees = (isinstance(page_range, list) and len(page_range) == 2
