@@ -1,32 +1,27 @@
 #!/usr/bin/env python3
-"""Recompute a daishi.ai study page's reading from the study's own files.
+"""Recompute a daishi.ai study page's reading from the study's own files (study.md).
 
-A published study (a paired experiment or a series) serves two files beside
-its page, trials.csv and seats.csv, and its owner's public profile carries
-the page's reading. This script recomputes that reading by the platform's
-arithmetic (study.md): each trial's value from its focal seats; for each
-comparison against the control its pairs, mean difference, interval (Student
-t, or the anytime confidence sequence), the interval counting each map once,
-the exact sign-flip p, the percentile bootstrap and the verdict; each arm's
-mean and interval; each model's mean Fitness Index and interval. It prints
-every figure beside the page's with `same` or `DIFFERS`, runs the checks of
-the files against each other and against the page's own counts, and says
-what it took on trust.
+    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, one origin
+    python3 recompute_study.py DIR      # a folder --save wrote, read offline
 
-Online (everything fetched from the address's own origin):
-
-    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>
-
-Offline, or any mix: the address still names the study; these read saved copies.
-
-    --trials FILE   trials.csv          --seats FILE   seats.csv
-    --page FILE     the profile JSON    --recipe FILE  the recipe JSON (anytime rule)
+    --trials FILE   trials.csv          --seats FILE   seats.csv      (saved copies, any mix;
+    --page FILE     the profile JSON    --recipe FILE  the recipe JSON  the address names the study)
     --save DIR      keep every file read in DIR (trials.csv, seats.csv, profile.json,
                     recipe.json) with saved.json (address, time, sha256 of each file)
     --against OLD   list what changed since the copy --save wrote in OLD
     --all           every figure on its own row    --json   one JSON document
 
-    python3 recompute_study.py DIR      # a folder --save wrote, read offline
+The file, in the spec's order:
+    constants         the files' columns and forms, the seat-score metrics (§1), limits
+    arithmetic        mean and spread, intervals, the cluster interval, the Student t quantile
+    the study's terms metric, range, direction, rule, level
+    §3                each trial's value from its focal seats; each seat's index and grade
+    §4                pairs, mean, interval or confidence sequence, map interval, exact
+                      sign-flip p, bootstrap, verdict
+    §5, §6            arms and models; how a figure prints
+    §7                each figure beside the page's, checks 1-25 as one table, the recompute
+    then              the files, reporting, saved copies, the address, fetching, main
+    appendix          packed SplitMix64 draws and the exact sign-flip count, fast
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure
 differs, a check fails or --against finds a change; 2 the study cannot be
@@ -38,33 +33,17 @@ began (DAISHI_TIMEOUT), a retry after a 5xx included.
 
 Python 3.9 or later, standard library only.
 """
-import argparse
-import csv
-import hashlib
-import http.client
-import io
-import json
-import math
-import operator
-import os
-import re
-import socket
-import ssl
-import sys
-import tempfile
-import textwrap
-import threading
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
+import argparse, csv, hashlib, http.client, io, json, math, operator, os, re, socket, ssl, sys
+import tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
+from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
 from itertools import accumulate, chain, islice, repeat
 from statistics import NormalDist
 
 # ---------------------------------------------------------------- constants
+
 
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 
@@ -158,55 +137,14 @@ SEAT_METRICS = {
     "rank": (None, "lower"), "map_coverage": ((0, 1), "higher"),
 }
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
-BLEND_WEIGHTS = (0.25, 0.25, 0.2, 0.15, 0.15)       # rubric.md §8, in that order
-GRADE_FLOORS = ((800, "A"), (650, "B"), (500, "C"), (350, "D"))   # index in tenths
-BREADTH_FLOOR = 500                                  # a dimension at 50.0 or more
-BREADTH_NEEDED = 3
-RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
-WITHHELD_REASONS = ("lost_trials", "owner_stop", "look_not_reached")
-
-VALUE_SCALE = 1000          # `value` in thousandths
-FITNESS_SCALE = 10          # `fitness_index` in tenths
-LOG_RATIO_SCALE = 10000     # a log ratio's D_t in ten-thousandths
-ARM_LEVEL_Q = 0.975         # an arm's and a model's 95% interval
-BOOTSTRAP_RESAMPLES = 4000
 RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
-
-# How a figure prints (study.md §6) and how close is `same` (§7).
-COMPARISON_PLACES = 3
-LOG_RATIO_PLACES = 4
-SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take
-P_PLACES = 4
-ARM_PLACES = 2
-MODEL_PLACES = 1
-VALUE_PLACES = 3
-MAX_FIGURE_PLACES = LOG_RATIO_PLACES + SIGN_KEEPING_PLACES   # the most any figure prints
-LOOSE_UNITS = 1             # a comparison's or an arm's figure, in its last place
-EXACT_UNITS = 0             # a model's figure
-
-# SplitMix64 (study.md §4.6).
-MASK64 = (1 << 64) - 1
-SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
-SPLITMIX_MIX1 = 0xBF58476D1CE4E5B9
-SPLITMIX_MIX2 = 0x94D049BB133111EB
-SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
-
-# The exact sign-flip count.
-SUBSET_BLOCK_BYTES = 256 * 1024  # each class of its packed subset-sum counts: cache-sized
-SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of its two halves, at most
-P_BOUND_BELOW = 0.00005 * (1 - 1e-9)  # a p below this prints 0.0000
-SIGN_FLIP_ENCLOSE_FROM = 128  # non-zero pairs: from here p is first enclosed (below, counted at once)
-SIGN_FLIP_SCALE, SIGN_FLIP_FLOOR_EVERY = 53, 10  # the enclosure's 2**K and how often it floors
-
-# Student t quantile.
+SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take (§6)
+DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+# A figure as §6 prints one (at most 4 + 3 places); a page figure of any other form differs.
+PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)
 LOG_SQRT_PI = 0.5 * math.log(math.pi)
-STIRLING_FROM = 30.0        # above this, log Gamma ratios come from Stirling's series
-CORNISH_FISHER_FROM = 10000  # above this many df the expansion beats the continued fraction
-CF_EPSILON = 1e-16
-CF_TINY = 1e-300
-CF_MAX_TERMS = 200000
-NEWTON_MAX_STEPS = 200
-NEWTON_TOLERANCE = 4e-16
+CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the continued fraction
+
 
 # Network.
 TIMEOUT_SECONDS = 30        # one request, whole (a retry included); DAISHI_TIMEOUT sets another
@@ -223,48 +161,46 @@ class Unreadable(Exception):
     """The study cannot be read: one line for the user, exit status 2."""
 
 
+
+
 # ---------------------------------------------------------------- arithmetic
 
-def mean_and_spread(s1, s2, n, scale):
-    """Mean and sample spread of n exact integers from their sum and sum of squares."""
-    mean = s1 / (n * scale)
+def mean_and_spread(units, scale):
+    """§4.2: m = S1 ÷ (n·scale), s = sqrt((n·S2 − S1²) ÷ (n·(n − 1))) ÷ scale (None for n < 2)."""
+    n, s1, s2 = len(units), 0, 0
+    for d in units:
+        s1 += d
+        s2 += d * d
     spread = math.sqrt((n * s2 - s1 * s1) / (n * (n - 1))) / scale if n >= 2 else None
-    return mean, spread
+    return s1 / (n * scale), spread
 
 
-def cut(interval, bounds):
-    if interval is None or bounds is None:
-        return interval
-    low, high = bounds
-    return tuple(min(max(end, low), high) for end in interval)
+def interval(mean, half, bounds):
+    """[m − half, m + half], each end held within bounds (None: not cut)."""
+    if bounds is None:
+        return mean - half, mean + half
+    return tuple(min(max(end, bounds[0]), bounds[1]) for end in (mean - half, mean + half))
 
 
-def cluster_interval(units, clusters, scale, q):
-    """Mean ± t(G−1, q)·SE with SE counting each cluster once (study.md §4.4, §5)."""
-    n = len(units)
-    sums = {}
-    counts = {}
-    total = 0
+def cluster_interval(units, clusters, scale, q, bounds):
+    """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale, E_g = n·S1_g − n_g·S1."""
+    n, total, sums, counts = len(units), 0, {}, {}
     for unit, cluster in zip(units, clusters):
         sums[cluster] = sums.get(cluster, 0) + unit
         counts[cluster] = counts.get(cluster, 0) + 1
         total += unit
-    g = len(sums)
-    squares = 0
+    g, squares = len(sums), 0
     for cluster, cluster_sum in sums.items():
-        e = n * cluster_sum - counts[cluster] * total
-        squares += e * e
+        squares += (n * cluster_sum - counts[cluster] * total) ** 2
     se = math.sqrt(g * squares / ((g - 1) * n ** 4)) / scale
-    mean = total / (n * scale)
-    half = t_quantile(g - 1, q) * se
-    return mean - half, mean + half
+    return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
 
 
-# -- Student t quantile: tails by the incomplete beta, inverted by Newton's method.
+# -- The Student t quantile (§4.2): tails by the incomplete beta, inverted by Newton's method.
 
 def _log_gamma_ratio(a):
-    """log(Γ(a + ½) / Γ(a)), without subtracting two large lgammas for large a."""
-    if a < STIRLING_FROM:
+    """log(Γ(a + ½) / Γ(a)); from 30 by Stirling's series, not the difference of two large lgammas."""
+    if a < 30.0:
         return math.lgamma(a + 0.5) - math.lgamma(a)
 
     def series(x):
@@ -276,11 +212,11 @@ def _log_gamma_ratio(a):
 def _incomplete_beta_cf(a, b, x, log_front):
     """I_x(a, b) by its continued fraction (modified Lentz), for x < (a+1)/(a+b+2)."""
     def guard(v):
-        return v if abs(v) >= CF_TINY else CF_TINY
+        return v if abs(v) >= 1e-300 else 1e-300
     c = 1.0
     d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0))
     h = d
-    for m in range(1, CF_MAX_TERMS):
+    for m in range(1, 200000):
         m2 = 2 * m
         even = m * (b - m) * x / ((a - 1.0 + m2) * (a + m2))
         d = 1.0 / guard(1.0 + even * d)
@@ -290,7 +226,7 @@ def _incomplete_beta_cf(a, b, x, log_front):
         d = 1.0 / guard(1.0 + odd * d)
         c = guard(1.0 + odd / c)
         h *= d * c
-        if abs(d * c - 1.0) < CF_EPSILON:
+        if abs(d * c - 1.0) < 1e-16:
             return math.exp(log_front) * h / a
     raise ArithmeticError("the incomplete beta continued fraction did not converge")
 
@@ -301,8 +237,7 @@ def _t_tails(t, nu):
     r = t * t / nu
     x = 1.0 / (1.0 + r)              # ν / (ν + t²)
     y = r / (1.0 + r)                # t² / (ν + t²), never as 1 − x
-    log_beta = LOG_SQRT_PI - _log_gamma_ratio(a)
-    log_front = -a * math.log1p(r) + 0.5 * math.log(y) - log_beta
+    log_front = -a * math.log1p(r) + 0.5 * math.log(y) - (LOG_SQRT_PI - _log_gamma_ratio(a))
     if x < (a + 1.0) / (a + 2.5):
         upper = 0.5 * _incomplete_beta_cf(a, 0.5, x, log_front)
         return upper, 1.0 - 2.0 * upper
@@ -346,7 +281,7 @@ def t_quantile(nu, q):
     target = math.log(2.0 * q - 1.0 if central_side else p)
     t = _cornish_fisher(nu, q)
     low, high = 0.0, math.inf
-    for _ in range(NEWTON_MAX_STEPS):
+    for _ in range(200):
         upper, central = _t_tails(t, nu)
         tail = central if central_side else upper
         slope = (2.0 if central_side else -1.0) * _t_density(t, nu) / tail
@@ -358,76 +293,10 @@ def t_quantile(nu, q):
         step = t - excess / slope
         if not low < step < high:
             step = 0.5 * (low + high) if high < math.inf else 2.0 * t
-        if abs(step - t) <= NEWTON_TOLERANCE * step:
+        if abs(step - t) <= 4e-16 * step:
             return step
         t = step
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
-
-
-# -- The percentile bootstrap.
-
-def _splitmix64_chunks(seed, count):
-    """SplitMix64's first `count` outputs, a chunk at a time: (z, mask, k) with the
-    next k outputs each in its own 128-bit slot of the big integer z (the last
-    chunk may hold more slots than it yields).
-
-    A 64-bit by 64-bit product fits its slot, masking every slot to its low 64
-    bits is the reduction mod 2**64, and state k is seed + k·γ, so one chunk
-    is a handful of big-integer operations in C."""
-    chunk = min(count, SPLITMIX_CHUNK) or 1
-    ramp = array("Q", bytes(16 * chunk))
-    ramp[0::2] = array("Q", range(1, chunk + 1))
-    if sys.byteorder != "little":
-        ramp.byteswap()
-    steps = SPLITMIX_GAMMA * int.from_bytes(ramp.tobytes(), "little")
-    ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
-    mask = int.from_bytes((b"\xff" * 8 + bytes(8)) * chunk, "little")
-    base = seed & MASK64
-    for start in range(0, count, chunk):
-        z = (base * ones + steps) & mask
-        z = ((z ^ (z >> 30)) & mask) * SPLITMIX_MIX1 & mask
-        z = ((z ^ (z >> 27)) & mask) * SPLITMIX_MIX2 & mask
-        yield (z ^ (z >> 31)) & mask, mask, min(chunk, count - start)
-        base = (base + chunk * SPLITMIX_GAMMA) & MASK64
-
-
-def _slots(z, k):
-    """The first k 128-bit slots of z, each below 2**64."""
-    words = array("Q", z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[:16 * k])
-    if sys.byteorder != "little":
-        words.byteswap()
-    return words[0::2]
-
-
-def bootstrap_draws(seed, n, count):
-    """`count` pair indices ((next() >> 11) × n) >> 53, mapped slot by slot like the outputs."""
-    indices = array("Q")
-    for z, mask, k in _splitmix64_chunks(seed, count):
-        indices.extend(_slots(((((z >> 11) & mask) * n) >> 53) & mask, k))
-    return indices
-
-
-def bootstrap_seed(study_id, arm):
-    return int.from_bytes(hashlib.sha256(("%s:%d" % (study_id, arm)).encode("ascii")).digest()[:8], "big")
-
-
-def bootstrap_interval(diffs, scale, seed, alpha):
-    """[Q(α/2), Q(1 − α/2)] of B resampled means (study.md §4.6)."""
-    n = len(diffs)
-    draws = bootstrap_draws(seed, n, BOOTSTRAP_RESAMPLES * n)
-    pick = diffs.__getitem__
-    means = []
-    for b in range(BOOTSTRAP_RESAMPLES):
-        means.append(sum(map(pick, draws[b * n:(b + 1) * n])) / (n * scale))
-    means.sort()
-
-    def quantile(p):
-        h = (BOOTSTRAP_RESAMPLES - 1) * p
-        f = math.floor(h)
-        if f == BOOTSTRAP_RESAMPLES - 1:
-            return means[f]
-        return means[f] + (h - f) * (means[f + 1] - means[f])
-    return quantile(alpha / 2), quantile(1 - alpha / 2)
 
 
 # ---------------------------------------------------------------- the study's terms
@@ -437,25 +306,24 @@ class Terms:
 
     def __init__(self, trials, seats, reading):
         first = trials[0]
-        self.metric = first["metric"]
+        self.metric, self.rule = first["metric"], first["stopping_rule"] or None
         self.seat_score = self.metric in SEAT_METRICS
-        self.rule = first["stopping_rule"] or None
         self.arms = sorted({int(row["arm"]) for row in trials})
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
-            self.bounds = bounds or (1, max(_seats_per_match(seats).values(), default=1))
+            seats_per_match = Counter((int(seat["trial"]), int(seat["arm"])) for seat in seats)
+            self.bounds = bounds or (1, max(seats_per_match.values(), default=1))
         else:
             self.direction = reading.get("direction")
             if self.direction not in ("higher", "lower"):
                 raise Unreadable("the card's direction for %s is %r, not higher or lower"
                                  % (self.metric, self.direction))
-            self.bounds = _declared_range(reading.get("range"))
+            self.bounds = declared_range(reading.get("range"))
         self.outside = [] if self.bounds is None else [     # rows whose value is out of the range
             row for row in trials if row["value"] and not self.bounds[0] <= Decimal(row["value"]) <= self.bounds[1]]
         self.outside_lines = {row["_line"] for row in self.outside}
-        self.effect = None
-        self.alpha = None
+        self.effect = self.alpha = None
         if self.rule:
             self.effect = reading.get("effect")
             if self.effect not in ("difference", "log_ratio"):
@@ -466,26 +334,19 @@ class Terms:
                 raise Unreadable("trials.csv line %d, column comparison_level: %r is not a level between 0 and 1"
                                  % (first["_line"], level_text))
             if self.compared:
-                self.alpha = (1 - level) / len(self.compared)
+                self.alpha = (1 - level) / len(self.compared)      # α = (1 − L) ÷ K
                 if not 1 - self.alpha / 2 < 1:
                     raise Unreadable("trials.csv line %d, column comparison_level: %s leaves no t quantile "
                                      "(1 - alpha/2 rounds to 1)" % (first["_line"], level_text))
-        self.scale = LOG_RATIO_SCALE if self.effect == "log_ratio" else VALUE_SCALE
-        self.places = LOG_RATIO_PLACES if self.effect == "log_ratio" else COMPARISON_PLACES
+        log_ratio = self.effect == "log_ratio"
+        self.scale, self.places = (10000, 4) if log_ratio else (1000, 3)    # D_t's units; printed places
         # A difference is held within the range's width; a log ratio is not cut.
         width = None if self.bounds is None else self.bounds[1] - self.bounds[0]
         self.difference_bounds = (-width, width) if width is not None and self.effect == "difference" else None
 
 
-def _seats_per_match(seats):
-    counts = {}
-    for seat in seats:
-        key = (int(seat["trial"]), int(seat["arm"]))
-        counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
-def _declared_range(declared):
+def declared_range(declared):
+    """The card's range of a metric that is not a seat score: None or [low, high]."""
     if declared is None:
         return None
     if (isinstance(declared, list) and len(declared) == 2
@@ -498,7 +359,7 @@ def _declared_range(declared):
 
 # ---------------------------------------------------------------- §3 each trial's value
 
-def value_from_seats(row, focal_seats, metric):
+def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
     if not focal_seats:
         return None
@@ -507,26 +368,22 @@ def value_from_seats(row, focal_seats, metric):
         if seat[metric] == "":
             return None
         total += float(seat[metric])
-    mean = total / len(focal_seats)
-    return math.floor(mean * VALUE_SCALE + 0.5)
+    return math.floor(total / len(focal_seats) * 1000 + 0.5)
 
 
 def blended_index(seat):
     """The Fitness Index, in tenths, that the seat's five dimensions blend to (rubric.md §8)."""
-    total = 0.0
-    for weight, dimension in zip(BLEND_WEIGHTS, DIMENSIONS):
-        total += weight * float(seat[dimension])
-    return math.floor(min(max(total, 0.0), 100.0) * 10.0 + 0.5)
+    survival, economy, social, adaptation, competitiveness = (float(seat[d]) for d in DIMENSIONS)
+    blend = 0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation + 0.15 * competitiveness
+    return math.floor(min(max(blend, 0.0), 100.0) * 10.0 + 0.5)
 
 
-def grade_for(index_tenths, dimension_tenths, rubric):
-    grade = "F"
-    for floor_tenths, letter in GRADE_FLOORS:
-        if index_tenths >= floor_tenths:
-            grade = letter
-            break
-    broad = sum(1 for d in dimension_tenths if d >= BREADTH_FLOOR) >= BREADTH_NEEDED
-    if rubric != "1.0" and grade in ("A", "B") and not broad:
+def grade_for(index, dimensions, rubric):
+    """rubric.md §8, in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs three
+    dimensions at 50 or more, else it is a C."""
+    grade = next((letter for floor, letter in ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
+                  if index >= floor), "F")
+    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
         return "C"
     return grade
 
@@ -539,12 +396,11 @@ def scorecard_fault(seat):
     missing = [f for f in fields if seat[f] == ""]
     if missing:
         return "has a scorecard without %s" % ", ".join(missing)
-    if seat["rubric"] not in RUBRICS:
+    if seat["rubric"] not in ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4"):
         return "names rubric %r" % seat["rubric"]
-    index = exact_units(seat["fitness_index"], 1)
-    if blended_index(seat) != index:
-        return "fitness_index %s, its dimensions blend to %s" % (
-            seat["fitness_index"], print_figure(blended_index(seat) / 10.0, 1))
+    index, blended = exact_units(seat["fitness_index"], 1), blended_index(seat)
+    if blended != index:
+        return "fitness_index %s, its dimensions blend to %s" % (seat["fitness_index"], print_figure(blended / 10.0, 1))
     expected = grade_for(index, [exact_units(seat[d], 1) for d in DIMENSIONS], seat["rubric"])
     if seat["grade"] != expected:
         return "grade %s, its index and dimensions give %s" % (seat["grade"], expected)
@@ -560,8 +416,7 @@ class Comparison:
 
 
 def pairs_for(arm, trials_by_trial, terms):
-    """(D_t, map, both values in range) of comparison `arm`, in trial order (study.md §4.1); None if
-    a value is ≤ 0."""
+    """§4.1: (D_t, map, both values in range) of comparison `arm` in trial order; None if a value is ≤ 0."""
     pairs = []
     for trial in sorted(trials_by_trial):
         rows = trials_by_trial[trial]
@@ -577,43 +432,35 @@ def pairs_for(arm, trials_by_trial, terms):
             v0, vk = float(control["value"]), float(treated["value"])
             if v0 <= 0 or vk <= 0:
                 return None
-            d = math.floor((math.log(vk) - math.log(v0)) * LOG_RATIO_SCALE + 0.5)
+            d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
         pairs.append((d, int(control["map_seed"]), not terms.outside_lines & {control["_line"], treated["_line"]}))
     return pairs
 
 
 def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
+    """§4.2-4.7: comparison `arm`'s figures."""
     result = Comparison()
     pairs = pairs_for(arm, trials_by_trial, terms)
-    if pairs is None:
-        result.positive = False
+    if not pairs:
+        result.positive = pairs is not None
         return result
-    n = len(pairs)
-    if n == 0:
-        return result
-    diffs = [d for d, _, _ in pairs]
-    maps = [m for _, m, _ in pairs]
-    result.in_range = all(ok for _, _, ok in pairs)
-    s1 = s2 = 0
-    for d in diffs:
-        s1 += d
-        s2 += d * d
-    scale, alpha = terms.scale, terms.alpha
+    diffs, maps, in_range = zip(*pairs)
+    alpha, scale, n = terms.alpha, terms.scale, len(diffs)
     q = 1 - alpha / 2
-    result.n = n
-    result.maps = len(set(maps))
-    result.mean, spread = mean_and_spread(s1, s2, n, scale)
+    result.n, result.maps, result.in_range = n, len(set(maps)), all(in_range)
+    result.mean, spread = mean_and_spread(diffs, scale)
     if result.in_range:     # a value out of its range could make the exact count unbounded
         result.p, result.p_how = sign_flip_p(diffs, alpha)
     if n < 2:
         return result
     if terms.rule == "fixed":
         half = t_quantile(n - 1, q) * spread / math.sqrt(n)
-    else:
-        half = confidence_sequence_half(spread, n, terms.rho, alpha)
-    result.interval = cut((result.mean - half, result.mean + half), terms.difference_bounds)
+    else:                   # the asymptotic confidence sequence (Waudby-Smith et al.)
+        rho2 = terms.rho * terms.rho
+        half = spread * math.sqrt(2 * (n * rho2 + 1) / (n * n * rho2) * math.log(math.sqrt(n * rho2 + 1) / alpha))
+    result.interval = interval(result.mean, half, terms.difference_bounds)
     if 2 <= result.maps < n:
-        result.map_interval = cut(cluster_interval(diffs, maps, scale, q), terms.difference_bounds)
+        result.map_interval = cluster_interval(diffs, maps, scale, q, terms.difference_bounds)
     if terms.rule == "fixed":
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
@@ -621,56 +468,52 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     return result
 
 
-def confidence_sequence_half(spread, n, rho, alpha):
-    """Half-width of the asymptotic confidence sequence (Waudby-Smith et al.), study.md §4.3."""
-    nr2 = n * (rho * rho)
-    return spread * math.sqrt(2 * (nr2 + 1) / (n * n * (rho * rho)) * math.log(math.sqrt(nr2 + 1) / alpha))
+def bootstrap_seed(study_id, arm):
+    """§4.6: the first 8 bytes, big-endian, of SHA-256 of `<study id>:<arm>`."""
+    return int.from_bytes(hashlib.sha256(("%s:%d" % (study_id, arm)).encode("ascii")).digest()[:8], "big")
 
 
-def _side(interval):
-    """+1 strictly above 0, −1 strictly below, 0 touching or straddling it."""
-    low, high = interval
-    return 1 if low > 0 else -1 if high < 0 else 0
+def bootstrap_interval(diffs, scale, seed, alpha):
+    """§4.6: [Q(α/2), Q(1 − α/2)] of B = 4000 means of n pairs drawn with replacement."""
+    n, b = len(diffs), 4000
+    draws, pick = bootstrap_draws(seed, n, b * n), diffs.__getitem__
+    means = sorted(sum(map(pick, draws[i * n:(i + 1) * n])) / (n * scale) for i in range(b))
+
+    def quantile(p):
+        h = (b - 1) * p
+        f = math.floor(h)
+        return means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f])
+    return quantile(alpha / 2), quantile(1 - alpha / 2)
 
 
 def verdict(terms, result, alpha):
-    favourable = 1 if terms.direction == "higher" else -1
+    """§4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)."""
     intervals = [result.interval]
     if terms.rule == "fixed":
-        intervals.append(result.bootstrap)
-        if result.map_interval is not None:
-            intervals.append(result.map_interval)
-    sides = {_side(interval) for interval in intervals}
+        intervals += [result.bootstrap] + ([] if result.map_interval is None else [result.map_interval])
+    sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in intervals}
     significant = terms.rule == "anytime" or result.p <= Fraction(alpha)
-    if len(sides) == 1 and significant:
-        side = sides.pop()
-        if side == favourable:
-            return "better"
-        if side == -favourable:
-            return "worse"
+    if len(sides) == 1 and 0 not in sides and significant:
+        return "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
     return "inconclusive"
 
 
 # ---------------------------------------------------------------- §5 arms and models
 
 def arm_figures(arm, trials, terms):
+    """n, mean and 95% interval of the arm's values, cut to the metric's range."""
     units = [exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]]
-    n = len(units)
-    if n == 0:
+    if not units:
         return 0, None, None
-    s1 = s2 = 0
-    for v in units:
-        s1 += v
-        s2 += v * v
-    mean, spread = mean_and_spread(s1, s2, n, VALUE_SCALE)
+    n = len(units)
+    mean, spread = mean_and_spread(units, 1000)
     if n < 2:
         return n, mean, None
-    half = t_quantile(n - 1, ARM_LEVEL_Q) * spread / math.sqrt(n)
-    return n, mean, cut((mean - half, mean + half), terms.bounds)
+    return n, mean, interval(mean, t_quantile(n - 1, 0.975) * spread / math.sqrt(n), terms.bounds)
 
 
 def model_figures(seats):
-    """{model: (seats, trials, mean, interval)} in order of first appearance (study.md §5)."""
+    """{model: (seats, trials, mean, interval)} in order of first appearance, fitness in tenths."""
     by_model = {}
     for seat in seats:
         if seat["whole_trial"] == "true" and seat["fitness_index"] and seat["model"] != "guest":
@@ -679,14 +522,12 @@ def model_figures(seats):
             clusters.append((int(seat["trial"]), int(seat["arm"])))
     figures = {}
     for model, (fitness, clusters) in by_model.items():
+        n, g = len(fitness), len(set(clusters))
         total = 0
         for f in fitness:
             total += f
-        n, g = len(fitness), len(set(clusters))
-        interval = None
-        if g >= 2:
-            interval = cut(cluster_interval(fitness, clusters, FITNESS_SCALE, ARM_LEVEL_Q), (0, 100))
-        figures[model] = (n, g, total / (n * FITNESS_SCALE), interval)
+        figures[model] = (n, g, total / (n * 10),
+                          cluster_interval(fitness, clusters, 10, 0.975, (0, 100)) if g >= 2 else None)
     return figures
 
 
@@ -715,11 +556,6 @@ def print_comparison_figure(x, places):
 
 
 # ---------------------------------------------------------------- §7 figures and checks
-
-DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-# A figure as §6 prints one; a page figure of any other form differs.
-PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,%d})?" % (EXACT_DIGITS, MAX_FIGURE_PLACES))
-
 
 class Result:
     def __init__(self):
@@ -782,43 +618,87 @@ def exact_figure(result, key, name, page, value):
     result.figure(key, "%s: %s" % (name, key["figure"]), page, value, same, value - page if numeric else None)
 
 
-def interval_figures(result, key, name, page, interval, places, tolerance, printer=print_figure):
+def interval_figures(result, key, name, page, ours, places, tolerance, printer=print_figure):
+    """Each end of an interval as a figure of its own."""
     page_ends = page if isinstance(page, list) and len(page) == 2 else [page, page] if page is not None else [None, None]
-    ours = interval if interval is not None else (None, None)
+    ours = ours if ours is not None else (None, None)
     for end, label in ((0, "low"), (1, "high")):
         decimal_figure(result, dict(key, figure="%s %s" % (key["figure"], label)), name, page_ends[end],
                        ours[end], places, tolerance, printer)
 
 
 def comparison_figures(result, arm, label, ours, page, terms):
+    """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its checks."""
     page = page if isinstance(page, dict) else {}
     name = "comparison %s (%s)" % (arm, _clip(_shown(label), LABEL_CHARACTERS))
     places, key = terms.places, lambda figure: {"comparison": arm, "figure": figure}
     exact_figure(result, key("n"), name, page.get("n"), ours.n)
-    decimal_figure(result, key("mean"), name, page.get("mean"), ours.mean, places, LOOSE_UNITS,
-                   print_comparison_figure)
-    interval_figures(result, key("interval"), name, page.get("interval"), ours.interval, places,
-                     LOOSE_UNITS, print_comparison_figure)
-    interval_figures(result, key("map interval"), name, page.get("mapInterval"), ours.map_interval,
-                     places, LOOSE_UNITS, print_comparison_figure)
+    decimal_figure(result, key("mean"), name, page.get("mean"), ours.mean, places, 1, print_comparison_figure)
+    for figure, field, value in (("interval", "interval", ours.interval),
+                                 ("map interval", "mapInterval", ours.map_interval)):
+        interval_figures(result, key(figure), name, page.get(field), value, places, 1, print_comparison_figure)
     exact_figure(result, key("maps"), name, page.get("maps"), ours.maps)
     p = None if ours.p is None else ours.p.numerator / ours.p.denominator
-    decimal_figure(result, key("p"), name, page.get("p"), p, P_PLACES, EXACT_UNITS)
+    decimal_figure(result, key("p"), name, page.get("p"), p, 4, 0)
     if ours.p_how == "bound" and result.figures and result.figures[-1]["key"] == key("p"):
         result.figures[-1].update(label=result.figures[-1]["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
         result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
-    interval_figures(result, key("bootstrap"), name, page.get("bootstrap"), ours.bootstrap, places,
-                     LOOSE_UNITS, print_comparison_figure)
-    withheld = page.get("withheld")
+    interval_figures(result, key("bootstrap"), name, page.get("bootstrap"), ours.bootstrap, places, 1,
+                     print_comparison_figure)
+    withheld, shown = page.get("withheld"), page.get("verdict")
     if withheld is None:
-        exact_figure(result, key("verdict"), name, page.get("verdict"), ours.verdict)
+        exact_figure(result, key("verdict"), name, shown, ours.verdict)
     else:
         result.check("comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld)),
-                     page.get("verdict") is None,
-                     None if page.get("verdict") is None else "the page shows %s" % _shown(page.get("verdict")))
+                     shown is None, None if shown is None else "the page shows %s" % _shown(shown))
     if terms.effect == "log_ratio":
         result.check("comparison %d: every value of its pairs above 0 (log ratio)" % arm, ours.positive)
+
+
+def arm_and_model_figures(result, trials, seats, terms, reading, labels):
+    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place)."""
+    page_arms = _by_key(reading.get("arms"), "arm", int)
+    for arm in terms.arms:
+        n, mean, ours = arm_figures(arm, trials, terms)
+        page = page_arms.get(arm) if isinstance(page_arms.get(arm), dict) else {}
+        name, key = "arm %d (%s)" % (arm, _clip(_shown(labels[arm]), LABEL_CHARACTERS)), {"arm": arm}
+        exact_figure(result, dict(key, figure="n"), name, page.get("n"), n)
+        decimal_figure(result, dict(key, figure="mean"), name, page.get("mean"), mean, 2, 1)
+        interval_figures(result, dict(key, figure="interval"), name, page.get("interval"), ours, 2, 1)
+    for arm in sorted(set(page_arms) - set(terms.arms), key=str):
+        exact_figure(result, {"arm": arm, "figure": "n"}, "arm %s (not in the files)" % arm,
+                     page_arms[arm].get("n"), None)
+    page_models = _by_key(reading.get("models"), "model", str)
+    models = model_figures(seats)
+    for model, (n, g, mean, ours) in models.items():
+        page = page_models.get(model, {})
+        name, key = "model %s" % _clip(_shown(model), LABEL_CHARACTERS), {"model": model}
+        exact_figure(result, dict(key, figure="seats"), name, page.get("seats"), n)
+        exact_figure(result, dict(key, figure="trials"), name, page.get("trials"), g)
+        decimal_figure(result, dict(key, figure="mean"), name, page.get("mean"), mean, 1, 0)
+        interval_figures(result, dict(key, figure="interval"), name, page.get("interval"), ours, 1, 0)
+    for model in [m for m in page_models if m not in models]:
+        exact_figure(result, {"model": model, "figure": "seats"},
+                     "model %s (not in the files)" % _clip(_shown(model), LABEL_CHARACTERS),
+                     page_models[model].get("seats"), None)
+
+
+def value_figures(result, trials, seats, metric):
+    """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
+    focal = {}
+    for seat in seats:
+        if seat["focal"] == "true":
+            focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
+    for row in (row for row in trials if row["value"]):
+        ours = value_from_seats(focal.get((int(row["trial"]), int(row["arm"]))), metric)
+        page_units = exact_units(row["value"], 3)
+        result.figure({"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
+                      "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
+                      _units_text(abs(page_units), 3, page_units < 0),
+                      None if ours is None else _units_text(abs(ours), 3, ours < 0),
+                      ours == page_units, None if ours is None else ours - page_units,
+                      file="trials.csv", line=row["_line"])
 
 
 def _by_key(entries, key, kind):
@@ -830,124 +710,99 @@ def _by_key(entries, key, kind):
     return found
 
 
-def _one(rows, column):
-    return len({row[column] for row in rows}) == 1
+def first_fault(name, rows, test, message):
+    """`name line N: message` of the first row that fails the test, or None."""
+    return next(("%s line %d: %s" % (name, row["_line"], message(row)) for row in rows if not test(row)), None)
 
 
-def _first_fault(rows, test, name, message):
-    for row in rows:
-        if not test(row):
-            return "%s line %d: %s" % (name, row["_line"], message(row))
-    return None
-
-
-def file_checks(result, study_id, trials, seats, reading, terms):
-    """study.md §7 checks 1-25."""
-    fault = _first_fault(trials, lambda r: r["canary"] == CANARY, "trials.csv", lambda r: "canary missing or altered")
-    result.check("canary on every trials.csv row", fault is None, fault)
-    fault = _first_fault(seats, lambda r: r["canary"] == CANARY, "seats.csv", lambda r: "canary missing or altered")
-    result.check("canary on every seats.csv row", fault is None, fault)
-    fault = (_first_fault(trials, lambda r: r["study"] == study_id, "trials.csv",
-                          lambda r: "study %r, the address names %s" % (r["study"], study_id))
-             or _first_fault(seats, lambda s: s["study"] == study_id, "seats.csv",
-                             lambda s: "study %r, the address names %s" % (s["study"], study_id)))
-    result.check("every trials.csv and seats.csv row names this study", fault is None, fault)
-    for column in ("metric", "stopping_rule", "comparison_level", "rubric"):
-        result.check("one %s on every trials.csv row" % column, _one(trials, column),
-                     None if _one(trials, column) else "found %s" % sorted({r[column] for r in trials}))
-
-    rows_by_match = {(int(r["trial"]), int(r["arm"])): r for r in trials}
-    seated = {(int(s["trial"]), int(s["arm"])) for s in seats}
-    fault = _first_fault([s for s in seats if (int(s["trial"]), int(s["arm"])) in rows_by_match],
-                         lambda s: s["rubric"] == rows_by_match[(int(s["trial"]), int(s["arm"]))]["rubric"],
-                         "seats.csv", lambda s: "rubric %r, its trial row's is %r" % (
-                             s["rubric"], rows_by_match[(int(s["trial"]), int(s["arm"]))]["rubric"]))
-    result.check("every seat's rubric is its trial row's", fault is None, fault)
-    fault = _first_fault(trials, lambda r: (int(r["trial"]), int(r["arm"])) in seated, "trials.csv",
-                         lambda r: "trial %s arm %s has no seat row" % (r["trial"], r["arm"]))
-    result.check("every trials.csv row has a seat row", fault is None, fault)
-    fault = _first_fault(seats, lambda s: (int(s["trial"]), int(s["arm"])) in rows_by_match, "seats.csv",
-                         lambda s: "trial %s arm %s has no trials.csv row" % (s["trial"], s["arm"]))
-    result.check("every seats.csv row has a trials.csv row", fault is None, fault)
-    pair_of = {}
-    fault = None
-    for row in trials:
-        if pair_of.setdefault(row["trial"], row["pair"]) != row["pair"] and fault is None:
-            fault = "trials.csv line %d: trial %s is both in and out" % (row["_line"], row["trial"])
-    result.check("one pair per trial", fault is None, fault)
-    fault = None
-    for seat in seats:
-        why = scorecard_fault(seat)
-        if why is not None:
-            fault = "seats.csv line %d: %s" % (seat["_line"], why)
-            break
-    result.check("every seat's fitness index and grade as its dimensions give", fault is None, fault)
-
-    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
-    no_value = {}
-    for row in trials:
-        if row["no_value"]:
-            no_value[row["no_value"]] = no_value.get(row["no_value"], 0) + 1
-    files = {
-        "trials": len(pair_of), "rows": len(trials),
-        "valued": sum(1 for r in trials if r["value"]), "seats": len(seats),
-        "pairsIn": sum(1 for p in pair_of.values() if p == "in"),
-        "pairsOut": sum(1 for p in pair_of.values() if p == "out"),
-    }
-    for key in ("trials", "rows", "valued", "seats"):
-        _count_check(result, key, counts.get(key), files[key])
-    page_no_value = counts.get("noValue")
-    agrees = isinstance(page_no_value, dict) and all(
-        _same_count(page_no_value.get(reason, 0), no_value.get(reason, 0))
-        for reason in set(page_no_value) | set(no_value))
-    result.check("the page's counts.noValue is the files'", agrees,
-                 None if agrees else "page %s, files %s" % (_shown(page_no_value), json.dumps(no_value, sort_keys=True)))
-    for key in ("pairsIn", "pairsOut"):
-        _count_check(result, key, counts.get(key), files[key])
-
-    first = trials[0]
-    _equal_check(result, "metric", reading.get("metric"), first["metric"])
-    _equal_check(result, "stoppingRule", reading.get("stoppingRule"), first["stopping_rule"] or None)
-    page_level, file_level = reading.get("comparisonLevel"), first["comparison_level"] or None
-    result.check("the page's comparisonLevel is the files'", _same_level(page_level, file_level),
-                 None if _same_level(page_level, file_level) else "page %s, files %s" % (
-                     _shown(page_level), file_level))
-    _equal_check(result, "rubric", reading.get("rubric"), first["rubric"])
-    if terms.seat_score:
-        page_range = reading.get("range")
-        agrees = (isinstance(page_range, list) and len(page_range) == 2
-                  and all(isinstance(e, (int, float)) and not isinstance(e, bool) for e in page_range)
-                  and tuple(page_range) == tuple(terms.bounds))
-        result.check("the page's range is %s's" % terms.metric, agrees,
-                     None if agrees else "page %s, the metric's [%s, %s]" % (_shown(page_range), *terms.bounds))
-        _equal_check(result, "direction", reading.get("direction"), terms.direction)
-    if terms.bounds is not None:
-        first_out = terms.outside[:1]
-        fault = first_out and "trials.csv line %d: value %s" % (first_out[0]["_line"], first_out[0]["value"])
-        result.check("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds), not fault,
-                     fault or None)
+def versus(page, files, agrees, files_text=None, whose="files"):
+    """A page-against-files check's detail: None when it agrees."""
+    return None if agrees else "page %s, %s %s" % (_shown(page), whose, _shown(files) if files_text is None
+                                                   else files_text)
 
 
 def _same_count(page, files):
     return isinstance(page, int) and not isinstance(page, bool) and page == files
 
 
-def _count_check(result, key, page, files):
-    agrees = _same_count(page, files)
-    result.check("the page's counts.%s is the files'" % key, agrees,
-                 None if agrees else "page %s, files %d" % (_shown(page), files))
-
-
-def _equal_check(result, key, page, files):
-    agrees = page == files
-    result.check("the page's %s is the files'" % key, agrees,
-                 None if agrees else "page %s, files %s" % (_shown(page), _shown(files)))
+def count_fault(page, files):
+    """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
+    if isinstance(files, dict):
+        agrees = isinstance(page, dict) and all(_same_count(page.get(reason, 0), files.get(reason, 0))
+                                                for reason in set(page) | set(files))
+        return versus(page, None, agrees, json.dumps(files, sort_keys=True))
+    return versus(page, None, _same_count(page, files), "%d" % files)
 
 
 def _same_level(page, files):
     if page is None or files is None:
         return page is None and files is None
     return isinstance(page, str) and bool(DECIMAL_TEXT.fullmatch(page)) and Decimal(page) == Decimal(files)
+
+
+def file_checks(result, study_id, trials, seats, reading, terms):
+    """study.md §7 checks 1-25, one (name, the first fault or None) each."""
+    match = lambda row: (int(row["trial"]), int(row["arm"]))
+    trial_rows, seated, pair_of, no_value = {match(r): r for r in trials}, {match(s) for s in seats}, {}, {}
+    for row in trials:
+        pair_of.setdefault(row["trial"], row["pair"])
+        if row["no_value"]:
+            no_value[row["no_value"]] = no_value.get(row["no_value"], 0) + 1
+    rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]
+    other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)
+    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    files = {"trials": len(pair_of), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
+             "seats": len(seats), "noValue": no_value, "pairsIn": sum(1 for p in pair_of.values() if p == "in"),
+             "pairsOut": sum(1 for p in pair_of.values() if p == "out")}
+    first, level, page_range = trials[0], reading.get("comparisonLevel"), reading.get("range")
+    checks = [
+        ("canary on every trials.csv row",
+         first_fault("trials.csv", trials, lambda r: r["canary"] == CANARY, lambda r: "canary missing or altered")),
+        ("canary on every seats.csv row",
+         first_fault("seats.csv", seats, lambda s: s["canary"] == CANARY, lambda s: "canary missing or altered")),
+        ("every trials.csv and seats.csv row names this study",
+         first_fault("trials.csv", trials, lambda r: r["study"] == study_id, other_study)
+         or first_fault("seats.csv", seats, lambda s: s["study"] == study_id, other_study)),
+    ] + [("one %s on every trials.csv row" % column,
+          None if len({r[column] for r in trials}) == 1 else "found %s" % sorted({r[column] for r in trials}))
+         for column in ("metric", "stopping_rule", "comparison_level", "rubric")] + [
+        ("every seat's rubric is its trial row's",
+         first_fault("seats.csv", [s for s in seats if match(s) in trial_rows], lambda s: s["rubric"] == rubric_of(s),
+                     lambda s: "rubric %r, its trial row's is %r" % (s["rubric"], rubric_of(s)))),
+        ("every trials.csv row has a seat row",
+         first_fault("trials.csv", trials, lambda r: match(r) in seated,
+                     lambda r: "trial %s arm %s has no seat row" % (r["trial"], r["arm"]))),
+        ("every seats.csv row has a trials.csv row",
+         first_fault("seats.csv", seats, lambda s: match(s) in trial_rows,
+                     lambda s: "trial %s arm %s has no trials.csv row" % (s["trial"], s["arm"]))),
+        ("one pair per trial",
+         first_fault("trials.csv", trials, lambda r: pair_of[r["trial"]] == r["pair"],
+                     lambda r: "trial %s is both in and out" % r["trial"])),
+        ("every seat's fitness index and grade as its dimensions give",
+         first_fault("seats.csv", seats, lambda s: scorecard_fault(s) is None, scorecard_fault)),
+    ] + [("the page's counts.%s is the files'" % key, count_fault(counts.get(key), files[key])) for key in files] + [
+        ("the page's metric is the files'",
+         versus(reading.get("metric"), first["metric"], reading.get("metric") == first["metric"])),
+        ("the page's stoppingRule is the files'",
+         versus(reading.get("stoppingRule"), terms.rule, reading.get("stoppingRule") == terms.rule)),
+        ("the page's comparisonLevel is the files'",
+         versus(level, None, _same_level(level, first["comparison_level"] or None), first["comparison_level"] or None)),
+        ("the page's rubric is the files'",
+         versus(reading.get("rubric"), first["rubric"], reading.get("rubric") == first["rubric"])),
+    ]
+    if terms.seat_score:        # checks 24-25
+        range_agrees = (isinstance(page_range, list) and len(page_range) == 2
+                        and all(isinstance(e, (int, float)) and not isinstance(e, bool) for e in page_range)
+                        and tuple(page_range) == tuple(terms.bounds))
+        checks += [("the page's range is %s's" % terms.metric,
+                    versus(page_range, None, range_agrees, "[%s, %s]" % terms.bounds, "the metric's")),
+                   ("the page's direction is the files'", versus(reading.get("direction"), terms.direction,
+                                                                 reading.get("direction") == terms.direction))]
+    if terms.bounds is not None:
+        checks.append(("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
+                       first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])))
+    for name, fault in checks:
+        result.check(name, fault is None, fault)
 
 
 # ---------------------------------------------------------------- the whole recompute
@@ -957,12 +812,10 @@ def recompute(study_id, trials, seats, reading, rho):
     terms = Terms(trials, seats, reading)
     terms.rho = rho
     result = Result()
-    labels = {}
-    trials_by_trial = {}
+    labels, trials_by_trial = {}, {}
     for row in trials:
         labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
-
     page_comparisons = _by_key(reading.get("comparisons"), "arm", int)
     for arm in terms.compared:
         page = page_comparisons.get(arm)
@@ -973,52 +826,10 @@ def recompute(study_id, trials, seats, reading, rho):
             result.trust.append("why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld)))
     for arm in sorted(set(page_comparisons) - set(terms.compared), key=str):
         comparison_figures(result, arm, "not in the files", Comparison(), page_comparisons[arm], terms)
-
-    page_arms = _by_key(reading.get("arms"), "arm", int)
-    for arm in terms.arms:
-        n, mean, interval = arm_figures(arm, trials, terms)
-        page = page_arms.get(arm) if isinstance(page_arms.get(arm), dict) else {}
-        name, key = "arm %d (%s)" % (arm, _clip(_shown(labels[arm]), LABEL_CHARACTERS)), {"arm": arm}
-        exact_figure(result, dict(key, figure="n"), name, page.get("n"), n)
-        decimal_figure(result, dict(key, figure="mean"), name, page.get("mean"), mean, ARM_PLACES, LOOSE_UNITS)
-        interval_figures(result, dict(key, figure="interval"), name, page.get("interval"), interval,
-                         ARM_PLACES, LOOSE_UNITS)
-    for arm in sorted(set(page_arms) - set(terms.arms), key=str):
-        exact_figure(result, {"arm": arm, "figure": "n"}, "arm %s (not in the files)" % arm,
-                     page_arms[arm].get("n"), None)
-
-    page_models = _by_key(reading.get("models"), "model", str)
-    models = model_figures(seats)
-    for model, (n, g, mean, interval) in models.items():
-        page = page_models.get(model, {})
-        name, key = "model %s" % _clip(_shown(model), LABEL_CHARACTERS), lambda figure: {"model": model, "figure": figure}
-        exact_figure(result, key("seats"), name, page.get("seats"), n)
-        exact_figure(result, key("trials"), name, page.get("trials"), g)
-        decimal_figure(result, key("mean"), name, page.get("mean"), mean, MODEL_PLACES, EXACT_UNITS)
-        interval_figures(result, key("interval"), name, page.get("interval"), interval, MODEL_PLACES, EXACT_UNITS)
-    for model in [m for m in page_models if m not in models]:
-        exact_figure(result, {"model": model, "figure": "seats"},
-                     "model %s (not in the files)" % _clip(_shown(model), LABEL_CHARACTERS),
-                     page_models[model].get("seats"), None)
-
+    arm_and_model_figures(result, trials, seats, terms, reading, labels)
     if terms.seat_score:
-        focal = {}
-        for seat in seats:
-            if seat["focal"] == "true":
-                focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
-        for row in trials:
-            if row["value"]:
-                ours = value_from_seats(row, focal.get((int(row["trial"]), int(row["arm"]))), terms.metric)
-                page_units = exact_units(row["value"], 3)
-                result.figure({"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
-                              "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
-                              _units_text(abs(page_units), VALUE_PLACES, page_units < 0),
-                              None if ours is None else _units_text(abs(ours), VALUE_PLACES, ours < 0),
-                              ours == page_units, None if ours is None else ours - page_units,
-                              file="trials.csv", line=row["_line"])
-
+        value_figures(result, trials, seats, terms.metric)
     file_checks(result, study_id, trials, seats, reading, terms)
-
     result.trust[:0] = [
         "each seat's scores as its match's report published them",
         "which trials played whole (whole_trial), the seats the model table reads",
@@ -1766,24 +1577,72 @@ def main(argv=None):
 
 # ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
 
+SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
+SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
+SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of the two halves, at most
+SIGN_FLIP_ENCLOSE_FROM = 128  # non-zero pairs: from here p is first enclosed (below, counted at once)
+SIGN_FLIP_SCALE, SIGN_FLIP_FLOOR_EVERY = 53, 10  # the enclosure's 2**K and how often it floors
+
+
+def bootstrap_draws(seed, n, count):
+    """`count` pair indices ((next() >> 11) × n) >> 53, mapped slot by slot like the outputs."""
+    indices = array("Q")
+    for z, mask, k in _splitmix64_chunks(seed, count):
+        indices.extend(_slots(((((z >> 11) & mask) * n) >> 53) & mask, k))
+    return indices
+
+
+def _splitmix64_chunks(seed, count):
+    """SplitMix64's first `count` outputs (§4.6), a chunk at a time: (z, mask, k) with the next k
+    outputs each in its own 128-bit slot of the big integer z (the last chunk may hold more slots).
+
+    The plain algorithm, mod 2**64: state += γ; z = state; z = (z ^ z >> 30) × M1;
+    z = (z ^ z >> 27) × M2; output z ^ z >> 31. Here a 64-bit by 64-bit product fits its slot,
+    masking every slot to its low 64 bits is the reduction mod 2**64, and state k is seed + k·γ,
+    so one chunk is a handful of big-integer operations in C."""
+    gamma, mask64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
+    chunk = min(count, SPLITMIX_CHUNK) or 1
+    ramp = array("Q", bytes(16 * chunk))
+    ramp[0::2] = array("Q", range(1, chunk + 1))
+    if sys.byteorder != "little":
+        ramp.byteswap()
+    steps = gamma * int.from_bytes(ramp.tobytes(), "little")
+    ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
+    mask = int.from_bytes((b"\xff" * 8 + bytes(8)) * chunk, "little")
+    base = seed & mask64
+    for start in range(0, count, chunk):
+        z = (base * ones + steps) & mask
+        z = ((z ^ (z >> 30)) & mask) * 0xBF58476D1CE4E5B9 & mask
+        z = ((z ^ (z >> 27)) & mask) * 0x94D049BB133111EB & mask
+        yield (z ^ (z >> 31)) & mask, mask, min(chunk, count - start)
+        base = (base + chunk * gamma) & mask64
+
+
+def _slots(z, k):
+    """The first k 128-bit slots of z, each below 2**64."""
+    words = array("Q", z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[:16 * k])
+    if sys.byteorder != "little":
+        words.byteswap()
+    return words[0::2]
+
+
 def sign_flip_p(diffs, alpha):
-    """study.md §4.5's p as (Fraction, how): how is None for the exact count, "bound" where
-    Hoeffding's bound P(|Σ s_t D_t| ≥ |S1|) ≤ 2·exp(−S1² ÷ (2·Σ D_t²)) is below both 0.00005 and
-    alpha (then it fixes the printed p, 0.0000, and the verdict, and it is the p returned),
-    "enclosed" where, from SIGN_FLIP_ENCLOSE_FROM non-zero pairs, sign_flip_count's enclosure
-    [lo, hi] of p has both ends print the same and on the same side of alpha (lo returned), or why
-    the count was not made (p None)."""
+    """§4.5's p as (Fraction, how): how is None for the exact count; "bound" where Hoeffding's
+    bound P(|Σ s_t D_t| ≥ |S1|) ≤ 2·exp(−S1² ÷ (2·Σ D_t²)) is below both 0.00005 and alpha (it then
+    fixes the printed p, 0.0000, and the verdict, and is the p returned); "enclosed" where, from
+    SIGN_FLIP_ENCLOSE_FROM non-zero pairs, sign_flip_count's enclosure [lo, hi] of p has both ends
+    print the same and on the same side of alpha (lo returned); else why the count was not made (p None)."""
     s1 = s2 = 0
     for d in diffs:
         s1 += d
         s2 += d * d
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding
-        if bound < P_BOUND_BELOW and bound < alpha:
+        if bound < 0.00005 * (1 - 1e-9) and bound < alpha:          # below it p prints 0.0000
             return Fraction(max(bound, 2.0 ** -1074)), "bound"
     if s1 and len(diffs) - diffs.count(0) >= SIGN_FLIP_ENCLOSE_FROM:
         ends = sign_flip_count(diffs, SIGN_FLIP_SCALE)
-        if not isinstance(ends, str) and len({(print_figure(end.numerator / end.denominator, P_PLACES),
+        if not isinstance(ends, str) and len({(print_figure(end.numerator / end.denominator, 4),
                                                 end <= Fraction(alpha)) for end in ends}) == 1:
             return ends[0], "enclosed"
     count = sign_flip_count(diffs)
