@@ -443,7 +443,7 @@ def fitness_index(dims):
 
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
-    grade = "A" if index >= 80 else "B" if index >= 65 else "C" if index >= 50 else "D" if index >= 35 else "F"
+    grade = next((g for floor, g in ((80, "A"), (65, "B"), (50, "C"), (35, "D")) if index >= floor), "F")
     if rubric != "1.0" and grade in ("A", "B") and len([d for d in dims if d >= 50]) < 3:
         return "C"
     return grade
@@ -475,10 +475,11 @@ def recompute(archive, report):
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
+        credited = credited_trades(ledger, sid, counters[sid])
         commons = ledger["commons"].get(sid, 0) if ledger else 0
         dims = (survival_score(seat, counters[sid], rounds, rubric),
                 economy_score(wealth, c, seat, rounds, rubric),
-                social_score(rep, credited_trades(ledger, sid, counters[sid]), commons, c, seat, rounds, rubric),
+                social_score(rep, credited, commons, c, seat, rounds, rubric),
                 adaptation_score(seat, c, coverage[sid], has_map_record, rounds, rubric),
                 competitiveness_score(seat, seat_ranks[i], wealth, len(seats)))
         index = fitness_index(dims)
@@ -693,8 +694,10 @@ def read_archive(archive, at):
 
 # records.md §1.1: an agent's fields, in the order they are checked.
 AGENT = (("trained", "object"), ("status", "status"), ("agentId", "text"), ("roundsAlive", "count"),
-         ("wealth", "number"), ("reputation", "number"), ("aggression", "count"), ("trained.strength", "count"),
-         ("trained.vitality", "count"), ("trained.endurance", "count"), ("inventory", "object"))
+         ("wealth", "number"), ("reputation", "number"), ("aggression", "count"),
+         ("trained.strength", "count"), ("trained.vitality", "count"), ("trained.endurance", "count"),
+         ("inventory", "object"))
+METER = (("turns", "count"), ("roundsSatOut", "count"), ("errorTurns", "count"), ("spend", "number"))
 
 
 def read_agent(agent, at):
@@ -704,8 +707,8 @@ def read_agent(agent, at):
     meter = agent.get("meter")
     return dict(seat, id=seat["agentId"], name=str(agent.get("name", "")), model=str(agent.get("model", "")),
                 trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
-                meter=None if meter is None else {key: get(meter, key, form, at + ".meter") for key, form in (
-                    ("turns", "count"), ("roundsSatOut", "count"), ("errorTurns", "count"), ("spend", "number"))})
+                meter=None if meter is None else {key: get(meter, key, form, at + ".meter")
+                                                  for key, form in METER})
 
 
 def read_metrics(block, roster, at):
@@ -794,7 +797,8 @@ def read_events(pages, names, archive):
 
     Each page is checked a column at a time, which keeps a long log fast to read; only a page
     that fails is walked event by event, by the same checks, to name the event and its field."""
-    roster, end, seq, tick, by_type = {s["id"] for s in archive["seats"]}, archive["end"], 1, archive["start"], {}
+    roster, end = {seat["id"] for seat in archive["seats"]}, archive["end"]
+    seq, tick, by_type = 1, archive["start"], {}
     for page, name in zip(pages, names):
         events = page["events"]
         if event_fault(events, seq, tick, end, roster, by_type) is not None:
@@ -868,7 +872,8 @@ def column_ok(events, key, form, roster):
             if not set(map(type, values)) <= {dict}:
                 return False
             values = list(chain.from_iterable(map(dict.values, values)))
-        return set(map(type, values)) <= {int} and (not values or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
+        return set(map(type, values)) <= {int} and (not values
+                                                    or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
     except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
         return False
 
@@ -884,7 +889,8 @@ def read_report(raw, name, seats, version):
                           % (name, rubric, version))
     reason = get(report, "rubricReason", "text", name, None)
     cards = get(report, "scorecards", "list", name)
-    if [card.get("agentId") if isinstance(card, dict) else None for card in cards] != [s["id"] for s in seats]:
+    ids = [card.get("agentId") if isinstance(card, dict) else None for card in cards]
+    if ids != [seat["id"] for seat in seats]:
         raise RecordError("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
     return {"rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
             "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]}
@@ -897,8 +903,8 @@ def read_card(card, at):
     achievements = get(card, "achievements", "list", at)
     for i, name in enumerate(achievements):
         checked(name, "text", "%s.achievements[%d]" % (at, i))
-    published = {key: get(card, key, form, at) for key, form in (
-        ("rank", "rank"), ("wealth", "number"), ("status", "text"), ("fitnessIndex", "number"), ("grade", "text"))}
+    published = {key: get(card, key, form, at) for key, form in (("rank", "rank"), ("wealth", "number"),
+                 ("status", "text"), ("fitnessIndex", "number"), ("grade", "text"))}
     published["achievements"] = achievements
     published.update((dim, get(card, "dimensions." + dim, "number", at)) for dim in DIMENSIONS)
     published.update((key, get(raw, key, form, at + ".raw")) for key, form in (
@@ -921,14 +927,16 @@ def read_match(source, version):
                           % (names[0], match_id, source.match_id))
     for page, name in zip(pages, names):
         if page.get("matchId", match_id) != match_id:
-            raise RecordError("%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), match_id))
+            raise RecordError("%s: matchId %s is not the archive's %s"
+                              % (name, shown(page["matchId"]), match_id))
     archive["id"] = match_id
     archive["errata"] = read_errata(pages[0]["errata"], names[0] + ": errata")
     archive["events"], archive["byType"] = read_events(pages, names, archive)
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] is not None and report["matchId"] != match_id:
-        raise RecordError("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), match_id))
+        raise RecordError("%s.matchId: %s is not the archive's %s"
+                          % (name, shown(report["matchId"]), match_id))
     return archive, report
 
 
