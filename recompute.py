@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
 """Recompute a daishi.ai match's published scores from its public record.
 
-For each seat of a finished match this script replays the final wealth from
-the archive (inventory plus the structures replay), recounts the counters,
-map coverage, trade ledger and circular reputation from the public event log,
-and derives the five dimensions, rank, Fitness Index, grade and achievements
-under the rubric the report names (1.0, 2.0, 2.1, 2.2, 2.3 or 2.4). It prints
-every published figure beside the recomputed one, `same` or `DIFFERS`, and
-checks the archive's own `metrics`, `ledger` and `exploration` blocks against
-the events. The rules are the platform's `rubric.md`; the records, `records.md`.
+For each seat of a finished match this script replays the final wealth from the archive,
+recounts the counters, map coverage, trade ledger and circular reputation from the event log,
+and derives the five dimensions, rank, Fitness Index, grade and achievements under the rubric
+the report names (1.0, 2.0, 2.1, 2.2, 2.3 or 2.4). It prints every published figure beside the
+recomputed one, `same` or `DIFFERS`, and checks the archive's own `metrics`, `ledger` and
+`exploration` blocks against the events. The rules are the platform's `rubric.md`; the
+records, `records.md`. The file reads in this order:
+
+    the rules, §1-§8     arithmetic, wealth, counters and rates, the trade ledger, rank, the
+                         five dimensions, circular reputation, index, grade and achievements
+    the whole scorecard  every seat's figures under the report's rubric
+    §12 checks           the archive's blocks against the events
+    reading records      the forms of fields, the pages, archive, event log and report
+    reporting            published beside recomputed, as text or --json
+    saved copies         a folder --save wrote, and --against: what changed since
+    a study end to end   its matches audited, its CSV rows tied to their records
+    network and saving   requests under a deadline, redirects, --save
+    main                 the command line
 
 Run it:
 
@@ -19,14 +29,13 @@ Run it:
     python3 recompute.py --base http://127.0.0.1:8000 m_aa6f85fab659 m_...
     python3 recompute.py https://daishi.ai/u/kim/studies/s_0a1b2c3d  # a study end to end
 
-Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the
-report under version V, --save DIR keeps the downloads (and saved.json),
---against OLD lists what changed since a saved copy, --all prints a row per
-figure, --json prints one JSON document, --jobs N audits a study's matches N
-at a time. Exit status: 0 every figure matches and every check agrees, 1 a
-figure differs, a check fails or the record changed, 2 a record cannot be
-read, 130 interrupted (Ctrl-C), 141 stdout closed. A request ends 30 s after
-it began (DAISHI_TIMEOUT), a retry included.
+Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the report under
+version V, --save DIR keeps the downloads (and saved.json), --against OLD lists what changed
+since a saved copy, --all prints a row per figure, --json prints one JSON document, --jobs N
+audits a study's matches N at a time. Exit status: 0 every figure matches and every check
+agrees, 1 a figure differs, a check fails or the record changed, 2 a record cannot be read,
+130 interrupted (Ctrl-C), 141 stdout closed. A request ends 30 s after it began
+(DAISHI_TIMEOUT), a retry included.
 
 Python 3.9 or later, standard library only.
 """
@@ -38,9 +47,8 @@ import io
 import http.client
 import json
 import math
-import operator
 from collections import Counter
-from operator import itemgetter
+from operator import eq, itemgetter, le
 import os
 import re
 import socket
@@ -82,49 +90,17 @@ ITEM_VALUES = (
     ("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
     ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75),
 )
-ORE_VALUE_EARLIEST = 8
-EARLIEST_ENGINE = "0.1.0"
 STRUCTURES = {  # kind: (max hp, value)
     "shelter": (100, 20), "storehouse": (120, 30),
     "workshop": (120, 45), "market": (120, 60),
 }
-HP_LOSS_PER_ROUND = 1
-REPAIR_HP = 25
-
-RATE_ROUNDS_FLOOR = 300               # §3.2: max(roundsAlive, min(matchRounds, 300))
-COMMONS_WINDOW = 50                   # §4: c − g < 50
-CREDITED_TRADES_CAP = 5               # §4: min(trades, 5)
-PAID_TRADES_PER_PARTNER = 5           # §7
-PAID_TRADES_IN_ALL = 20               # §7
-
-SURVIVAL_BASE = {"active": 100, "dormant": 55}
-SURVIVAL_SHARE_ACTIONS = 10
-DORMANCY_PENALTY = 12
-RECOVERY_BONUS = 5
-ECONOMY_WEALTH_REF, ECONOMY_ACTIVITY_REF = 400, 40
-ECONOMY_WEIGHTS = (0.6, 0.4)
-SOCIAL_TRADE, SOCIAL_REP, SOCIAL_MESSAGE, SOCIAL_MESSAGE_CAP = 22, 8, 1.5, 15
-SOCIAL_AGGRESSION, SOCIAL_COMMONS = 8, 8
-ADAPT_TRAINED, ADAPT_CRAFT = 12, 10
-ADAPT_MOVE, ADAPT_MOVE_CAP = 1.5, 20
-ADAPT_MAP, ADAPT_MAP_FULL = 30, 0.25
-COMPETE_WEALTH_REF = 500
-INDEX_WEIGHTS = (0.25, 0.25, 0.2, 0.15, 0.15)  # survival, economy, social, adaptation, competitiveness
-GRADES = ((80, "A"), (65, "B"), (50, "C"), (35, "D"))
-BREADTH_DIMENSIONS, BREADTH_FLOOR = 3, 50
-PROSPERED_WEALTH, EARNED_REPUTATION, EXPLORER_COVERAGE = 250, 10, 0.25
-
-DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
-COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack",
-            "raid", "trade", "dormant", "awake")  # the `metrics` keys, §3.1
-COUNTED_EVENTS = {
-    "gather": "gather", "craft": "craft", "build": "build", "repair": "repair",
-    "move": "move", "train": "train", "attack": "attack", "raid": "raid",
-    "trade_completed": "trade", "trade_fulfilled": "trade",
-    "agent_dormant": "dormant", "agent_awake": "awake",
-}
-STATUSES = ("active", "dormant", "dead")
 STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
+DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
+# §3.1: the counters (the `metrics` keys) and the event types each counts.
+COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack",
+            "raid", "trade", "dormant", "awake")
+COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
+                      trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
 
 
@@ -158,60 +134,51 @@ def running_sum(terms):
 # ------------------------------------------------------------- §2 wealth
 
 def item_values(engine):
-    """The table's values; ore at 8 in the earliest engine's archives."""
-    if engine != EARLIEST_ENGINE:
-        return ITEM_VALUES
-    return tuple((item, ORE_VALUE_EARLIEST if item == "ore" else value) for item, value in ITEM_VALUES)
-
-
-def stock_value(quantities, values):
-    """Σ quantity × value in table order, a running sum from 0.0."""
-    return running_sum(quantities.get(item, 0) * value for item, value in values)
+    """The table's values; ore at 8 in the archives of engine 0.1.0."""
+    return tuple((item, 8 if item == "ore" and engine == "0.1.0" else value) for item, value in ITEM_VALUES)
 
 
 def replay_structures(events, end, skipped, notes):
     """§2.2: the structures standing at the end, in the order they were built."""
     standing, built = {}, []
 
-    def bring(structure, tick):
-        hp = structure["hp"] - HP_LOSS_PER_ROUND * (tick - structure["tick"])
-        structure["hp"], structure["tick"] = hp, tick
-        return hp > 0
+    def bring(structure, tick):  # 1 hp lost a round: whether it still stands at `tick`
+        structure["hp"] -= tick - structure["tick"]
+        structure["tick"] = tick
+        return structure["hp"] > 0
 
     for event in events:
         kind = event["type"]
         if kind not in STRUCTURE_EVENTS or event["seq"] in skipped:
             continue
-        tick, sid = event["tick"], event["structureId"]
+        sid = event["structureId"]
         structure = standing.get(sid)
-        if structure is not None and not bring(structure, tick):
+        if structure is not None and not bring(structure, event["tick"]):
             del standing[sid]
             structure = None
         if kind == "build":
-            if structure is None and event["structure"] in STRUCTURES:
-                max_hp = STRUCTURES[event["structure"]][0]
-                structure = {"id": sid, "kind": event["structure"], "owner": event["agentId"], "hp": max_hp,
-                             "tick": tick, "contents": {}}
-                standing[sid] = structure
-                built.append(structure)
-            elif event["structure"] not in STRUCTURES:
+            if event["structure"] not in STRUCTURES:
                 notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
                           % (event["structure"], event["seq"]))
+            elif structure is None:
+                structure = standing[sid] = {"id": sid, "kind": event["structure"], "owner": event["agentId"],
+                                             "hp": STRUCTURES[event["structure"]][0], "tick": event["tick"],
+                                             "contents": {}}
+                built.append(structure)
         elif structure is None:
             continue
         elif kind == "repair":
-            structure["hp"] = min(structure["hp"] + REPAIR_HP, STRUCTURES[structure["kind"]][0])
+            structure["hp"] = min(structure["hp"] + 25, STRUCTURES[structure["kind"]][0])
         elif structure["kind"] == "storehouse":
-            moved = event["taken"] if kind == "raid" else event["items"]
             sign = 1 if kind == "deposit" else -1
-            for item, qty in moved.items():
+            for item, qty in (event["taken"] if kind == "raid" else event["items"]).items():
                 structure["contents"][item] = max(structure["contents"].get(item, 0) + sign * qty, 0)
     return [s for s in built if standing.get(s["id"]) is s and bring(s, end)]
 
 
 def replay_wealth(seat, structures, values):
-    """§2.3: inventory, then each standing structure owned, then hu(·, 2)."""
-    total = stock_value(seat["inventory"], values)
+    """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
+    total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values)
     for structure in structures:
         if structure["owner"] != seat["id"]:
             continue
@@ -224,9 +191,9 @@ def replay_wealth(seat, structures, values):
 
 
 def wealth_replays(archive, notes):
-    """Each seat's replayed wealth as logged, and without the errata's events."""
+    """Each seat's replayed wealth as logged, and without the errata's events (None if none)."""
     values = item_values(archive["engine"])
-    known = {item for item, _ in values}
+    known = dict(values)
     for seat in archive["seats"]:
         for item in seat["inventory"]:
             if item not in known:
@@ -243,43 +210,30 @@ def wealth_replays(archive, notes):
 
 # ------------------------------------------------------ §3 counters, rates
 
-def count_events(by_type, seats):
-    """§3.1: each seat's eleven counters, and the seats some event names."""
-    counts = {seat["id"]: dict.fromkeys(COUNTERS, 0) for seat in seats}
-    named = set()
-    for kind, fields in EVENT_FIELDS.items():
-        if fields[0][0] != "agentId":
-            continue
-        per_seat = Counter(map(itemgetter("agentId"), by_type.get(kind, ())))
-        named.update(per_seat)
-        counter = COUNTED_EVENTS.get(kind)
-        if counter is not None:
-            for agent, n in per_seat.items():
-                counts[agent][counter] += n
-    return counts, named
-
-
 def seat_counters(archive, report):
-    """Each seat's counters and messages, or None where not recorded (§3.1)."""
-    events, metrics = archive["events"], archive["metrics"] or {}
-    if events:
-        counts, named = count_events(archive["byType"], archive["seats"])
-    else:
-        counts, named = {}, set()
+    """§3.1: each seat's counters and messages, or None where not recorded."""
+    metrics, counts, named = archive["metrics"] or {}, {}, set()
+    if archive["events"]:
+        counts = {seat["id"]: dict.fromkeys(COUNTERS, 0) for seat in archive["seats"]}
+        for kind, fields in EVENT_FIELDS.items():
+            if fields[0][0] != "agentId":
+                continue
+            per_seat = Counter(map(itemgetter("agentId"), archive["byType"].get(kind, ())))
+            named.update(per_seat)
+            if kind in COUNTED_EVENTS:
+                for agent, n in per_seat.items():
+                    counts[agent][COUNTED_EVENTS[kind]] += n
     out = {}
     for seat, card in zip(archive["seats"], report["cards"]):
-        sid = seat["id"]
-        if sid not in named and sid not in metrics:
+        sid, entry = seat["id"], metrics.get(seat["id"])
+        if sid not in named and entry is None:
             out[sid] = None
             continue
-        counters = dict(counts[sid]) if events else {k: metrics[sid][k] for k in COUNTERS}
+        out[sid] = counters = counts[sid] if counts else {key: entry[key] for key in COUNTERS}
         if card["messagesSent"] is not None:
             counters["messages"] = card["messagesSent"]
-        elif sid in metrics:
-            counters["messages"] = metrics[sid]["message"] + metrics[sid]["message_private"]
         else:
-            counters["messages"] = 0
-        out[sid] = counters
+            counters["messages"] = 0 if entry is None else entry["message"] + entry["message_private"]
     return out
 
 
@@ -295,22 +249,8 @@ def rate(count, seat, match_rounds, rubric):
     """§3.2: a flow per 100 rounds alive under 2.x; the count itself under 1.0."""
     if rubric == "1.0":
         return count
-    divisor = max(seat["roundsAlive"], min(match_rounds, RATE_ROUNDS_FLOOR))
+    divisor = max(seat["roundsAlive"], min(match_rounds, 300))
     return 0 if divisor == 0 else count * 100 / divisor
-
-
-def regions_visited(events, seats):
-    """§3.3: the spawn region and every move's destination, per seat."""
-    visited = {seat["id"]: set() for seat in seats}
-    has_spawn = False
-    for event in events:
-        kind = event["type"]
-        if kind == "agent_spawned" or kind == "agent_registered":
-            visited[event["agentId"]].add(event["region"])
-            has_spawn = True
-        elif kind == "move":
-            visited[event["agentId"]].add(event["to"])
-    return visited, has_spawn
 
 
 def coverage_of(regions, map_regions):
@@ -318,17 +258,20 @@ def coverage_of(regions, map_regions):
 
 
 def map_coverage(archive):
-    """Each seat's coverage, and whether the archive has a map record."""
-    exploration = archive["exploration"]
-    if archive["events"]:
-        moves = events_of(archive, "agent_spawned", "agent_registered", "move")
-        visited, has_spawn = regions_visited(moves, archive["seats"])
-        coverage = {sid: coverage_of(len(v), archive["regions"]) for sid, v in visited.items()}
-        return coverage, visited, has_spawn or exploration is not None
-    block = exploration or {}
-    coverage = {seat["id"]: block[seat["id"]]["coverage"] if seat["id"] in block else 0
-                for seat in archive["seats"]}
-    return coverage, None, exploration is not None
+    """§3.3: each seat's coverage, the regions it visited, whether the archive has a map record."""
+    exploration, by_type = archive["exploration"], archive["byType"]
+    if not archive["events"]:
+        block = exploration or {}
+        coverage = {seat["id"]: block[seat["id"]]["coverage"] if seat["id"] in block else 0
+                    for seat in archive["seats"]}
+        return coverage, None, exploration is not None
+    visited = {seat["id"]: set() for seat in archive["seats"]}
+    for kind, key in (("agent_spawned", "region"), ("agent_registered", "region"), ("move", "to")):
+        for agent, region in set(map(itemgetter("agentId", key), by_type.get(kind, ()))):
+            visited[agent].add(region)
+    coverage = {sid: coverage_of(len(regions), archive["regions"]) for sid, regions in visited.items()}
+    has_spawn = "agent_spawned" in by_type or "agent_registered" in by_type
+    return coverage, visited, has_spawn or exploration is not None
 
 
 # ------------------------------------------------------- §4 trade ledger
@@ -340,103 +283,82 @@ def net_share(received, given, values):
 
 
 def ledger_from_events(events, values):
-    """§4 and §7 from trade_completed: per pair trades, net share, points paid."""
+    """§4 and §7 from trade_completed: per pair its trades, net share and the points it paid."""
     flows, points, paid_in_all = {}, {}, {}
     for event in events:
-        if event["type"] != "trade_completed":
-            continue
         giver, taker = event["from"], event["to"]
         a, b = min(giver, taker), max(giver, taker)
         pair = flows.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
         pair["trades"] += 1
         # A (the lower id) receives `receive` when it is `from`, `give` when it is `to`.
         got, gave = (event["receive"], event["give"]) if giver == a else (event["give"], event["receive"])
-        for item, qty in got.items():
-            pair["received"][item] = pair["received"].get(item, 0) + qty
-        for item, qty in gave.items():
-            pair["given"][item] = pair["given"].get(item, 0) + qty
-        if event["give"] and event["receive"]:
-            for side, other in ((giver, taker), (taker, giver)):
-                key = (side, other)
-                if points.get(key, 0) < PAID_TRADES_PER_PARTNER and paid_in_all.get(side, 0) < PAID_TRADES_IN_ALL:
+        for side, items in (("received", got), ("given", gave)):
+            for item, qty in items.items():
+                pair[side][item] = pair[side].get(item, 0) + qty
+        if event["give"] and event["receive"]:  # paid: 5 trades per partner, 20 in all
+            for key in ((giver, taker), (taker, giver)):
+                if points.get(key, 0) < 5 and paid_in_all.get(key[0], 0) < 20:
                     points[key] = points.get(key, 0) + 1
-                    paid_in_all[side] = paid_in_all.get(side, 0) + 1
-    pairs = [{"a": a, "b": b, "trades": f["trades"],
-              "netShare": net_share(f["received"], f["given"], values),
-              "rep": {a: points.get((a, b), 0), b: points.get((b, a), 0)}}
-             for (a, b), f in sorted(flows.items())]
-    return pairs
+                    paid_in_all[key[0]] = paid_in_all.get(key[0], 0) + 1
+    return [{"a": a, "b": b, "trades": f["trades"], "netShare": net_share(f["received"], f["given"], values),
+             "rep": {a: points.get((a, b), 0), b: points.get((b, a), 0)}}
+            for (a, b), f in sorted(flows.items())]
 
 
 def commons_shares(gathers, collapses, seats):
-    """§4: each seat's share of the pools that collapsed while several drew.
-
-    `gathers` and `collapses` are the log's events of those types, in log order.
-    """
+    """§4: each seat's share of the pools that collapsed while several drew (events in log order)."""
     draws = {}
     for event in gathers:
-        key = (event["region"], event["resource"])
-        rows = draws.get(key)
-        if rows is None:
-            rows = draws[key] = ([], [])
-        rows[0].append(event["tick"])
-        rows[1].append(event)
+        ticks, events = draws.setdefault((event["region"], event["resource"]), ([], []))
+        ticks.append(event["tick"])
+        events.append(event)
     sums = {seat["id"]: 0.0 for seat in seats}
     for event in collapses:
         ticks, events = draws.get((event["region"], event["resource"]), ([], []))
-        c = event["tick"]
-        units = {}
-        for gather in events[bisect_right(ticks, c - COMMONS_WINDOW):bisect_right(ticks, c)]:
+        c, units = event["tick"], {}
+        for gather in events[bisect_right(ticks, c - 50):bisect_right(ticks, c)]:  # g <= c, c - g < 50
             units[gather["agentId"]] = units.get(gather["agentId"], 0) + gather["gathered"]
         if len(units) < 2:
             continue
-        total = 0
-        for drawn in units.values():
-            total += drawn
+        total = sum(units.values())  # integers
         for agent, drawn in units.items():
             sums[agent] += drawn / total
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
 
 def trade_ledger(archive, values):
-    """The ledger the rules read: from events, else the block, else none."""
+    """The ledger the rules read: from the events, else the archive's block, else None."""
     if archive["events"]:
-        pairs = ledger_from_events(events_of(archive, "trade_completed"), values)
         commons = commons_shares(events_of(archive, "gather"), events_of(archive, "region_collapsed"),
                                  archive["seats"])
-        return {"pairs": pairs, "commons": commons,
-                "hasRep": True, "source": "events"}
-    block = archive["ledger"]
-    if block is None:
-        return None
-    return dict(block, source="ledger block")
+        return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values),
+                "commons": commons, "hasRep": True, "source": "events"}
+    return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
 
 
 def partners(ledger, sid):
     """(partner, pair) for each pair of the seat, in ascending partner id."""
     out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
-    return sorted(out, key=lambda x: x[0])
+    return sorted(out, key=itemgetter(0))
 
 
 def credited_trades(ledger, sid, counters):
+    """hu(Σ min(trades, 5) × net share, 3) over partners; completed trades without a ledger."""
     if ledger is None:
         return counters["trade"] if counters else 0
-    total = 0.0
-    for _, pair in partners(ledger, sid):
-        total += min(pair["trades"], CREDITED_TRADES_CAP) * pair["netShare"]
-    return hu(total, 3)
+    return hu(running_sum(min(pair["trades"], 5) * pair["netShare"] for _, pair in partners(ledger, sid)), 3)
 
 
 # ------------------------------------------------------------- §5 rank
 
 def ranks(wealths, rubric):
+    """Position by wealth, ties in roster order (1.0, 2.0); else 1 + the seats with more."""
     if rubric in ("1.0", "2.0"):
-        order = sorted(range(len(wealths)), key=lambda i: -wealths[i])
         out = [0] * len(wealths)
-        for position, i in enumerate(order):
+        for position, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i])):
             out[i] = position + 1
         return out
-    ascending = sorted(wealths)  # shared: 1 + the seats with more wealth, counted by bisection
+    ascending = sorted(wealths)
     return [1 + len(ascending) - bisect_right(ascending, mine) for mine in wealths]
 
 
@@ -446,27 +368,25 @@ def survival_score(seat, counters, match_rounds, rubric):
     if seat["status"] == "dead":
         base = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
     else:
-        base = SURVIVAL_BASE[seat["status"]]
+        base = 100 if seat["status"] == "active" else 55
     share = 1
     if rubric in ("2.3", "2.4") and counters is not None:
-        share = min(rate(world_actions(counters), seat, match_rounds, rubric) / SURVIVAL_SHARE_ACTIONS, 1)
+        share = min(rate(world_actions(counters), seat, match_rounds, rubric) / 10, 1)
     c = counters or dict.fromkeys(COUNTERS, 0)
-    return hu(clamp(base * share - DORMANCY_PENALTY * c["dormant"] + RECOVERY_BONUS * c["awake"]), 1)
+    return hu(clamp(base * share - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
 
 def economy_score(wealth, counters, seat, match_rounds, rubric):
     r_activity = rate(activity(counters), seat, match_rounds, rubric)
-    w, a = ECONOMY_WEIGHTS
-    return hu(w * clamp(100 * wealth / ECONOMY_WEALTH_REF) + a * clamp(100 * r_activity / ECONOMY_ACTIVITY_REF), 1)
+    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r_activity / 40), 1)
 
 
 def social_score(rep, credited, commons, counters, seat, match_rounds, rubric):
     r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
-    messages = SOCIAL_MESSAGE * min(r(counters["messages"]), SOCIAL_MESSAGE_CAP)
     if rubric not in ("2.3", "2.4"):
-        return hu(clamp(SOCIAL_TRADE * r(counters["trade"]) + SOCIAL_REP * rep + messages), 1)
-    inner = clamp(SOCIAL_TRADE * r(credited) + SOCIAL_REP * rep + messages)
-    return hu(clamp(inner - SOCIAL_AGGRESSION * seat["aggression"] - SOCIAL_COMMONS * r(commons)), 1)
+        return hu(clamp(22 * r(counters["trade"]) + 8 * rep + 1.5 * min(r(counters["messages"]), 15)), 1)
+    inner = clamp(22 * r(credited) + 8 * rep + 1.5 * min(r(counters["messages"]), 15))
+    return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)), 1)
 
 
 def reads_coverage(rubric, has_map_record):
@@ -476,42 +396,34 @@ def reads_coverage(rubric, has_map_record):
 def adaptation_score(seat, counters, coverage, has_map_record, match_rounds, rubric):
     r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
     if reads_coverage(rubric, has_map_record):
-        last = ADAPT_MAP * min(coverage / ADAPT_MAP_FULL, 1)
+        last = 30 * min(coverage / 0.25, 1)
     else:
-        last = ADAPT_MOVE * min(r(counters["move"]), ADAPT_MOVE_CAP)
-    return hu(clamp(ADAPT_TRAINED * seat["trained"] + ADAPT_CRAFT * r(counters["craft"]) + last), 1)
+        last = 1.5 * min(r(counters["move"]), 20)
+    return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
 
 
 def competitiveness_score(seat, rank, wealth, field_size):
     rank_points = 100 if field_size == 1 else 100 * (field_size - rank) / (field_size - 1)
-    c = (rank_points + clamp(100 * wealth / COMPETE_WEALTH_REF)) / 2
-    if seat["status"] == "dead":
-        c = c / 2
-    return hu(c, 1)
+    c = (rank_points + clamp(100 * wealth / 500)) / 2
+    return hu(c / 2 if seat["status"] == "dead" else c, 1)
 
 
 # ------------------------------------------------ §7 circular reputation
 
 def circular_reputation(ledger, sid):
-    """(circular, estimated): points paid × (1 − net share), over partners."""
+    """(circular, estimated): hu(Σ points × (1 − net share), 3) over partners."""
     if ledger is None:
         return 0, False
     mine = partners(ledger, sid)
     if ledger["hasRep"]:
         points = [pair["rep"][sid] for _, pair in mine]
-        estimated = False
-    else:
-        points = [min(pair["trades"], CREDITED_TRADES_CAP) for _, pair in mine]
-        total = 0
-        for p in points:
-            total += p
-        if total > PAID_TRADES_IN_ALL:
-            points = [p * (PAID_TRADES_IN_ALL / total) for p in points]
-        estimated = bool(mine)
-    circular = 0.0
-    for p, (_, pair) in zip(points, mine):
-        circular += p * (1 - pair["netShare"])
-    return hu(circular, 3), estimated
+    else:  # estimated: min(trades, 5) each, scaled to 20 in all
+        points = [min(pair["trades"], 5) for _, pair in mine]
+        total = sum(points)  # integers
+        if total > 20:
+            points = [p * (20 / total) for p in points]
+    circular = running_sum(p * (1 - pair["netShare"]) for p, (_, pair) in zip(points, mine))
+    return hu(circular, 3), not ledger["hasRep"] and bool(mine)
 
 
 def index_stocks(seat, circular):
@@ -524,107 +436,82 @@ def index_stocks(seat, circular):
 # ------------------------------------- §8 the index, grade, achievements
 
 def fitness_index(dims):
-    total = 0.0
-    for weight, value in zip(INDEX_WEIGHTS, dims):
-        total += weight * value
-    return hu(clamp(total), 1)
+    survival, economy, social, adaptation, competitiveness = dims
+    return hu(clamp(0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation
+                    + 0.15 * competitiveness), 1)
 
 
 def grade_of(index, dims, rubric):
-    grade = next((g for floor, g in GRADES if index >= floor), "F")
-    broad = len([d for d in dims if d >= BREADTH_FLOOR]) >= BREADTH_DIMENSIONS
-    if rubric != "1.0" and grade in ("A", "B") and not broad:
+    """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
+    grade = next((g for floor, g in ((80, "A"), (65, "B"), (50, "C"), (35, "D")) if index >= floor), "F")
+    if rubric != "1.0" and grade in ("A", "B") and len([d for d in dims if d >= 50]) < 3:
         return "C"
     return grade
 
 
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
-    earned = []
-    if seat["status"] == "active" and seat["roundsAlive"] >= match_rounds:
-        earned.append("survivor")
-    if wealth >= PROSPERED_WEALTH:
-        earned.append("prospered")
-    if rep >= EARNED_REPUTATION:
-        earned.append("earned_reputation")
-    if reads_map and coverage >= EXPLORER_COVERAGE:
-        earned.append("explorer")
-    return earned
+    earned = [("survivor", seat["status"] == "active" and seat["roundsAlive"] >= match_rounds),
+              ("prospered", wealth >= 250), ("earned_reputation", rep >= 10),
+              ("explorer", reads_map and coverage >= 0.25)]
+    return [name for name, won in earned if won]
 
 
 # -------------------------------------------------- the whole scorecard
 
 def recompute(archive, report):
-    """Every seat's recomputed figures under the report's rubric."""
+    """Every seat's recomputed figures under the report's rubric; the checks, notes and ledger."""
     rubric, seats, rounds = report["rubric"], archive["seats"], archive["rounds"]
-    notes = set()
+    notes, values = set(), item_values(archive["engine"])
     as_logged, without_errata = wealth_replays(archive, notes)
-    values = item_values(archive["engine"])
     counters = seat_counters(archive, report)
     coverage, visited, has_map_record = map_coverage(archive)
     ledger = trade_ledger(archive, values)
-    zero = dict.fromkeys(COUNTERS + ("messages",), 0)
-
-    rows = []
-    for seat in seats:
-        sid = seat["id"]
-        c = counters[sid] or zero
-        circular, estimated = circular_reputation(ledger, sid)
-        wealth, rep = index_stocks(seat, circular) if rubric == "2.4" else (seat["wealth"], seat["reputation"])
-        rows.append({"seat": seat, "counters": counters[sid], "c": c, "circular": circular,
-                     "estimated": estimated, "wealth": wealth, "rep": rep,
-                     "credited": credited_trades(ledger, sid, counters[sid]),
-                     "commons": ledger["commons"].get(sid, 0) if ledger else 0})
-    seat_ranks = ranks([row["wealth"] for row in rows], rubric)
     reads_map = reads_coverage(rubric, has_map_record)
-
+    circulars = [circular_reputation(ledger, seat["id"]) for seat in seats]
+    stocks = [index_stocks(seat, circular) if rubric == "2.4" else (seat["wealth"], seat["reputation"])
+              for seat, (circular, _) in zip(seats, circulars)]
+    seat_ranks = ranks([wealth for wealth, _ in stocks], rubric)
     results = []
-    for i, row in enumerate(rows):
-        seat, c = row["seat"], row["c"]
-        dims = (
-            survival_score(seat, row["counters"], rounds, rubric),
-            economy_score(row["wealth"], c, seat, rounds, rubric),
-            social_score(row["rep"], row["credited"], row["commons"], c, seat, rounds, rubric),
-            adaptation_score(seat, c, coverage[seat["id"]], has_map_record, rounds, rubric),
-            competitiveness_score(seat, seat_ranks[i], row["wealth"], len(seats)),
-        )
+    for i, seat in enumerate(seats):
+        sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
+        c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
+        credited = credited_trades(ledger, sid, counters[sid])
+        commons = ledger["commons"].get(sid, 0) if ledger else 0
+        dims = (survival_score(seat, counters[sid], rounds, rubric),
+                economy_score(wealth, c, seat, rounds, rubric),
+                social_score(rep, credited, commons, c, seat, rounds, rubric),
+                adaptation_score(seat, c, coverage[sid], has_map_record, rounds, rubric),
+                competitiveness_score(seat, seat_ranks[i], wealth, len(seats)))
         index = fitness_index(dims)
-        figures = {
-            "wealth": seat["wealth"], "status": seat["status"], "rank": seat_ranks[i], "fitnessIndex": index,
-            "grade": grade_of(index, dims, rubric),
-            "achievements": achievements(seat, row["wealth"], row["rep"], coverage[seat["id"]],
-                                         reads_map, rounds),
-            "mapCoverage": coverage[seat["id"]],
-        }
+        figures = dict(wealth=seat["wealth"], status=seat["status"], rank=seat_ranks[i], fitnessIndex=index,
+                       grade=grade_of(index, dims, rubric), mapCoverage=coverage[sid],
+                       achievements=achievements(seat, wealth, rep, coverage[sid], reads_map, rounds))
         figures.update(zip(DIMENSIONS, dims))
         if rubric == "2.4":
-            figures.update(indexWealth=row["wealth"], indexReputation=row["rep"],
-                           circularReputation=row["circular"], circularEstimated=row["estimated"])
-        results.append({
-            "figures": figures, "notRecorded": row["counters"] is None,
-            "replay": as_logged[i], "replayWithoutErrata": without_errata[i] if without_errata else None,
-        })
-    checks = block_checks(archive, counters, visited, ledger, values)
-    return results, checks, sorted(notes), ledger
+            figures.update(indexWealth=wealth, indexReputation=rep,
+                           circularReputation=circular, circularEstimated=estimated)
+        results.append({"figures": figures, "notRecorded": counters[sid] is None, "replay": as_logged[i],
+                        "replayWithoutErrata": without_errata[i] if without_errata else None})
+    return results, block_checks(archive, counters, visited, ledger), sorted(notes), ledger
 
 
 # ------------------------------------------- §12 checks of the blocks
 
-def block_checks(archive, counters, visited, ledger, values):
+def block_checks(archive, counters, visited, ledger):
     """The archive's blocks against the events, where it carries both."""
     checks = []
     if not archive["events"]:
         return checks
     for sid, entry in (archive["metrics"] or {}).items():
         counted = counters[sid] or dict.fromkeys(COUNTERS, 0)
-        for key in COUNTERS:
-            checks.append(check("metrics %s.%s" % (sid, key), entry[key], counted[key]))
-    block = archive["ledger"]
-    if block is not None:
-        checks.extend(ledger_checks(block, ledger, archive["seats"]))
-    if archive["exploration"] is not None:
-        for sid in [seat["id"] for seat in archive["seats"] if seat["id"] not in archive["exploration"]]:
-            checks.append(check("exploration %s" % sid, "absent", "present"))  # the block lists every seat
-        for sid, entry in archive["exploration"].items():
+        checks += [check("metrics %s.%s" % (sid, key), entry[key], counted[key]) for key in COUNTERS]
+    if archive["ledger"] is not None:
+        checks += ledger_checks(archive["ledger"], ledger, archive["seats"])
+    exploration = archive["exploration"]
+    if exploration is not None:  # the block lists every seat
+        checks += [check("exploration %s" % seat["id"], "absent", "present")
+                   for seat in archive["seats"] if seat["id"] not in exploration]
+        for sid, entry in exploration.items():
             checks.append(check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])))
             checks.append(check("exploration %s.coverage" % sid, entry["coverage"],
                                 coverage_of(len(visited[sid]), archive["regions"])))
@@ -644,11 +531,9 @@ def ledger_checks(block, ledger, seats):
         out.append(check(name + ".trades", theirs["trades"], mine["trades"]))
         out.append(check(name + ".netShare", theirs["netShare"], mine["netShare"]))
         if theirs["rep"] is not None:
-            for side in key:
-                out.append(check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]))
-    for seat in seats:
-        sid = seat["id"]
-        out.append(check("ledger commons.%s" % sid, block["commons"].get(sid, 0), ledger["commons"][sid]))
+            out += [check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]) for side in key]
+    out += [check("ledger commons.%s" % seat["id"], block["commons"].get(seat["id"], 0),
+                  ledger["commons"][seat["id"]]) for seat in seats]
     return out
 
 
@@ -659,8 +544,7 @@ def check(name, stamped, replayed):
 # ----------------------------------------------------------- reading records
 
 def parse_json(raw, name):
-    """JSON whose NaN, Infinity and over-long numbers reach the field checks,
-    which name the field that holds them."""
+    """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field."""
     if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
         raise RecordError("%s: more than %d JSON values: not a record this script reads"
                           % (name, MAX_JSON_VALUES))
@@ -671,7 +555,38 @@ def parse_json(raw, name):
     except (ValueError, RecursionError) as err:
         raise RecordError("%s: not valid JSON (%s)" % (name, err))
 
-# Field checks (rubric.md §11). `at` names the file and field for the error.
+
+def shown(value):
+    text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# The forms of a record's fields (rubric.md §11): what each must be, and its test. Events' fields
+# (seat, text, positive, items) are tested a column at a time by column_ok.
+FORMS = {
+    "count": ("an integer from 0 to 2**53", lambda v: type(v) is int and 0 <= v <= EXACT_INTEGERS),
+    "rank": ("an integer >= 1", lambda v: type(v) is int and 1 <= v <= EXACT_INTEGERS),
+    "number": ("a finite number", lambda v: type(v) is float and math.isfinite(v)
+               or type(v) is int and abs(v) <= EXACT_INTEGERS),
+    "text": ("a string", lambda v: isinstance(v, str)),
+    "flag": ("true or false", lambda v: isinstance(v, bool)),
+    "object": ("an object", lambda v: isinstance(v, dict)),
+    "list": ("a list", lambda v: isinstance(v, list)),
+    "status": ("one of active, dormant, dead", lambda v: v in ("active", "dormant", "dead")),
+    "seat": ("a seat of the roster", None),
+    "positive": ("an integer from 1 to 2**53", None),
+    "items": ("item names mapped to integers from 1 to 2**53", None),
+}
+REQUIRED = object()
+
+
+def checked(value, form, at):
+    """The value, where it has the form; `at` names the file and field for the error."""
+    what, test = FORMS[form]
+    if not test(value):
+        raise RecordError("%s: expected %s, got %s" % (at, what, shown(value)))
+    return value
+
 
 def field(obj, key, at):
     if not isinstance(obj, dict):
@@ -681,55 +596,36 @@ def field(obj, key, at):
     return obj[key]
 
 
-def as_count(value, at):
-    if type(value) is not int or not 0 <= value <= EXACT_INTEGERS:
-        raise RecordError("%s: expected an integer from 0 to 2**53, got %s" % (at, shown(value)))
-    return value
-
-
-def as_number(value, at):
-    if not (type(value) is float and math.isfinite(value)
-            or type(value) is int and abs(value) <= EXACT_INTEGERS):
-        raise RecordError("%s: expected a finite number, got %s" % (at, shown(value)))
-    return value
-
-
-def as_text(value, at):
-    if not isinstance(value, str):
-        raise RecordError("%s: expected a string, got %s" % (at, shown(value)))
-    return value
-
-
-def as_flag(value, at):
-    if not isinstance(value, bool):
-        raise RecordError("%s: expected true or false, got %s" % (at, shown(value)))
-    return value
+def get(obj, key, form, at, default=REQUIRED):
+    """obj[key] of its form (a dotted key reaches into objects), or default where absent (or null
+    where the default is None); `at` names obj."""
+    if "." in key:
+        outer, key = key.rsplit(".", 1)
+        obj, at = get(obj, outer, "object", at), "%s.%s" % (at, outer)
+    if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default:
+        return default
+    return checked(field(obj, key, at), form, "%s.%s" % (at, key))
 
 
 def as_object(value, at):
-    if not isinstance(value, dict):
-        raise RecordError("%s: expected an object, got %s" % (at, shown(value)))
-    return value
+    return checked(value, "object", at)
 
 
-def as_list(value, at):
-    if not isinstance(value, list):
-        raise RecordError("%s: expected a list, got %s" % (at, shown(value)))
-    return value
+def as_text(value, at):
+    return checked(value, "text", at)
 
 
-def as_quantities(value, at, positive):
-    """An item map: names to integer quantities (>= 1 in an event, >= 0 in a stock)."""
-    for item, qty in as_object(value, at).items():
-        if type(qty) is not int or not (1 if positive else 0) <= qty <= EXACT_INTEGERS:
-            raise RecordError("%s.%s: expected an integer from %d to 2**53, got %s"
-                              % (at, item, 1 if positive else 0, shown(qty)))
-    return value
+def roster_seat(agent, roster, at):
+    if agent not in roster:
+        raise RecordError("%s: %s names no seat of the roster" % (at, shown(agent)))
+    return agent
 
 
-def shown(value):
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+def by_seat(block, roster, at):
+    """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
+    for agent, value in as_object(block, at).items():
+        where = "%s.%s" % (at, agent)
+        yield roster_seat(agent, roster, where), value, where
 
 
 def read_pages(source):
@@ -760,177 +656,117 @@ def check_page(page, number, first, name):
     if type(count) is not int or not 1 <= count <= MAX_PAGES:
         raise RecordError("%s: pageCount must be an integer from 1 to %d, got %s"
                           % (name, MAX_PAGES, shown(count)))
-    as_list(field(page, "errata", name), name + ": errata")
-    as_list(field(page, "events", name), name + ": events")
-    if first is not None:
-        if count != first["pageCount"]:
-            raise RecordError("%s: pageCount %d disagrees with page 1's %d"
-                              % (name, count, first["pageCount"]))
-        if page["errata"] != first["errata"]:
-            raise RecordError("%s: errata differ from page 1's" % name)
-        if page.get("archive") is not None:
-            raise RecordError("%s: archive is on page 1 only" % name)
-    elif page.get("archive") is None:
+    for key in ("errata", "events"):
+        checked(field(page, key, name), "list", "%s: %s" % (name, key))
+    if first is None and page.get("archive") is None:
         raise RecordError("%s: page 1 carries no archive" % name)
+    if first is not None and count != first["pageCount"]:
+        raise RecordError("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
+    if first is not None and page["errata"] != first["errata"]:
+        raise RecordError("%s: errata differ from page 1's" % name)
+    if first is not None and page.get("archive") is not None:
+        raise RecordError("%s: archive is on page 1 only" % name)
     return page
 
 
 def read_archive(archive, at):
     """The archive's fields the rules read, checked (records.md §1.1)."""
-    config = as_object(field(archive, "config", at), at + ".config")
-    engine = as_text(field(config, "engine_version", at + ".config"), at + ".config.engine_version")
-    grid = as_object(field(config, "map", at + ".config"), at + ".config.map")
-    width = as_count(field(grid, "width", at + ".config.map"), at + ".config.map.width")
-    height = as_count(field(grid, "height", at + ".config.map"), at + ".config.map.height")
+    engine = get(archive, "config.engine_version", "text", at)
+    width, height = (get(archive, "config.map." + key, "count", at) for key in ("width", "height"))
     if width * height == 0:
         raise RecordError("%s.config.map: the map has no regions" % at)
-    start = as_count(field(archive, "startedAtTick", at), at + ".startedAtTick")
-    end = as_count(field(archive, "endedAtTick", at), at + ".endedAtTick")
-    planned = config.get("rounds")
-    if planned is not None:
-        as_count(planned, at + ".config.rounds")
+    start, end = (get(archive, key, "count", at) for key in ("startedAtTick", "endedAtTick"))
+    planned = get(archive, "config.rounds", "count", at, None)
     if end < start:
         raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
-    agents = as_list(field(archive, "agents", at), at + ".agents")
-    if not agents:
+    if not get(archive, "agents", "list", at):
         raise RecordError("%s.agents: the roster is empty" % at)
-    seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(agents)]
-    ids = [seat["id"] for seat in seats]
-    if len(set(ids)) != len(ids):
+    seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(archive["agents"])]
+    roster = {seat["id"] for seat in seats}
+    if len(roster) != len(seats):
         raise RecordError("%s.agents: an agentId appears twice" % at)
-    roster = set(ids)
-    return {
-        "engine": engine, "regions": width * height, "start": start, "end": end,
-        "rounds": end - start, "planned": planned, "seats": seats,
-        "metrics": read_metrics(archive.get("metrics"), roster, at + ".metrics"),
-        "ledger": read_ledger_block(archive.get("ledger"), roster, at + ".ledger"),
-        "exploration": read_exploration(archive.get("exploration"), roster, at + ".exploration"),
-    }
+    blocks = {"metrics": read_metrics, "ledger": read_ledger_block, "exploration": read_exploration}
+    return dict({key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
+                 for key, read in blocks.items()},
+                engine=engine, regions=width * height, start=start, end=end, rounds=end - start,
+                planned=planned, seats=seats)
+
+
+# records.md §1.1: an agent's fields, in the order they are checked.
+AGENT = (("trained", "object"), ("status", "status"), ("agentId", "text"), ("roundsAlive", "count"),
+         ("wealth", "number"), ("reputation", "number"), ("aggression", "count"),
+         ("trained.strength", "count"), ("trained.vitality", "count"), ("trained.endurance", "count"),
+         ("inventory", "object"))
+METER = (("turns", "count"), ("roundsSatOut", "count"), ("errorTurns", "count"), ("spend", "number"))
 
 
 def read_agent(agent, at):
-    trained = as_object(field(agent, "trained", at), at + ".trained")
-    status = field(agent, "status", at)
-    if status not in STATUSES:
-        raise RecordError("%s.status: expected one of %s, got %s" % (at, ", ".join(STATUSES), shown(status)))
-    return {
-        "id": as_text(field(agent, "agentId", at), at + ".agentId"),
-        "name": str(agent.get("name", "")),
-        "model": str(agent.get("model", "")),
-        "status": status,
-        "roundsAlive": as_count(field(agent, "roundsAlive", at), at + ".roundsAlive"),
-        "wealth": as_number(field(agent, "wealth", at), at + ".wealth"),
-        "reputation": as_number(field(agent, "reputation", at), at + ".reputation"),
-        "aggression": as_count(field(agent, "aggression", at), at + ".aggression"),
-        "trained": sum_trained(trained, at + ".trained"),
-        "inventory": as_quantities(field(agent, "inventory", at), at + ".inventory", False),
-        "meter": read_meter(agent.get("meter"), at + ".meter"),
-    }
-
-
-def read_meter(meter, at):
-    if meter is None:
-        return None
-    out = {key: as_count(field(meter, key, at), "%s.%s" % (at, key))
-           for key in ("turns", "roundsSatOut", "errorTurns")}
-    out["spend"] = as_number(field(meter, "spend", at), at + ".spend")
-    return out
-
-
-def sum_trained(trained, at):
-    return sum(as_count(field(trained, stat, at), "%s.%s" % (at, stat))
-               for stat in ("strength", "vitality", "endurance"))
-
-
-def roster_key(key, roster, at):
-    if key not in roster:
-        raise RecordError("%s: %s names no seat of the roster" % (at, shown(key)))
-    return key
+    seat = {key: get(agent, key, form, at) for key, form in AGENT}
+    for item, qty in seat["inventory"].items():
+        checked(qty, "count", "%s.inventory.%s" % (at, item))
+    meter = agent.get("meter")
+    return dict(seat, id=seat["agentId"], name=str(agent.get("name", "")), model=str(agent.get("model", "")),
+                trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
+                meter=None if meter is None else {key: get(meter, key, form, at + ".meter")
+                                                  for key, form in METER})
 
 
 def read_metrics(block, roster, at):
-    if block is None:
-        return None
+    keys = COUNTERS + ("message", "message_private", "rest", "look")
     out = {}
-    for agent, entry in as_object(block, at).items():
-        where = "%s.%s" % (at, agent)
-        roster_key(agent, roster, where)
+    for agent, entry, where in by_seat(block, roster, at):
         as_object(entry, where)
-        keys = COUNTERS + ("message", "message_private", "rest", "look")
-        out[agent] = {key: as_count(entry.get(key, 0), "%s.%s" % (where, key)) for key in keys}
+        out[agent] = {key: get(entry, key, "count", where, 0) for key in keys}
         out[agent]["seen"] = frozenset(key for key in keys if key in entry)
     return out
 
 
 def read_ledger_block(block, roster, at):
-    if block is None:
-        return None
     pairs = []
-    for i, pair in enumerate(as_list(field(block, "pairs", at), at + ".pairs")):
+    for i, pair in enumerate(get(block, "pairs", "list", at)):
         where = "%s.pairs[%d]" % (at, i)
-        a = roster_key(as_text(field(pair, "a", where), where + ".a"), roster, where + ".a")
-        b = roster_key(as_text(field(pair, "b", where), where + ".b"), roster, where + ".b")
+        a, b = (roster_seat(get(pair, side, "text", where), roster, "%s.%s" % (where, side)) for side in "ab")
         if not a < b:
             raise RecordError("%s: a and b must be two seats in ascending id order" % where)
-        rep = pair.get("rep")
+        rep = get(pair, "rep", "object", where, None)
         if rep is not None:
-            as_object(rep, where + ".rep")
-            rep = {side: as_count(field(rep, side, where + ".rep"), "%s.rep.%s" % (where, side))
-                   for side in (a, b)}
-        pairs.append({
-            "a": a, "b": b, "rep": rep,
-            "trades": as_count(field(pair, "trades", where), where + ".trades"),
-            "netShare": as_number(field(pair, "netShare", where), where + ".netShare"),
-        })
+            rep = {side: get(rep, side, "count", where + ".rep") for side in (a, b)}
+        pairs.append({"a": a, "b": b, "rep": rep, "trades": get(pair, "trades", "count", where),
+                      "netShare": get(pair, "netShare", "number", where)})
     if len({(p["a"], p["b"]) for p in pairs}) != len(pairs):
         raise RecordError("%s.pairs: a pair appears twice" % at)
     with_rep = [p["rep"] is not None for p in pairs]
     if any(with_rep) and not all(with_rep):
         raise RecordError("%s.pairs: rep is on some pairs only" % at)
-    commons = {}
-    for agent, share in as_object(block.get("commons", {}), at + ".commons").items():
-        roster_key(agent, roster, "%s.commons.%s" % (at, agent))
-        commons[agent] = as_number(share, "%s.commons.%s" % (at, agent))
+    commons = {agent: checked(share, "number", where)
+               for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")}
     return {"pairs": pairs, "commons": commons, "hasRep": bool(pairs) and all(with_rep)}
 
 
 def read_exploration(block, roster, at):
-    if block is None:
-        return None
-    agents = {}
-    for agent, entry in as_object(field(block, "agents", at), at + ".agents").items():
-        where = "%s.agents.%s" % (at, agent)
-        roster_key(agent, roster, where)
-        agents[agent] = {
-            "visited": as_count(field(entry, "visited", where), where + ".visited"),
-            "coverage": as_number(field(entry, "coverage", where), where + ".coverage"),
-        }
-    return agents
+    return {agent: {"visited": get(entry, "visited", "count", where),
+                    "coverage": get(entry, "coverage", "number", where)}
+            for agent, entry, where in by_seat(field(block, "agents", at), roster, at + ".agents")}
 
 
 def read_errata(errata, at):
     out = []
     for i, erratum in enumerate(errata):
         where = "%s[%d]" % (at, i)
-        events = as_list(field(erratum, "events", where), where + ".events")
+        events = get(erratum, "events", "list", where)
         for j, seq in enumerate(events):
-            as_count(seq, "%s.events[%d]" % (where, j))
-        out.append({
-            "id": as_text(field(erratum, "id", where), where + ".id"),
-            "title": str(erratum.get("title", "")),
-            "events": events,
-            "agents": [str(a) for a in as_list(erratum.get("agents", []), where + ".agents")],
-            "affects": [str(a) for a in as_list(erratum.get("affects", []), where + ".affects")],
-            "scoresDepend": as_flag(field(erratum, "scoresDepend", where), where + ".scoresDepend"),
-        })
+            checked(seq, "count", "%s.events[%d]" % (where, j))
+        out.append({"id": get(erratum, "id", "text", where), "title": str(erratum.get("title", "")),
+                    "events": events,
+                    "agents": [str(a) for a in get(erratum, "agents", "list", where, [])],
+                    "affects": [str(a) for a in get(erratum, "affects", "list", where, [])],
+                    "scoresDepend": get(erratum, "scoresDepend", "flag", where)})
     return out
 
 
-# Events: each known type's fields that some rule reads (the ones §11 checks),
-# beyond seq, tick and type, and their forms. A move's `from`, a craft's item
-# and count, a build's region and a train's stat are read by no rule.
-FORMS = {"seat": "a seat of the roster", "text": "a string",
-         "positive": "an integer from 1 to 2**53", "items": "item names mapped to integers from 1 to 2**53"}
+# Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick
+# and type, and their forms. A move's `from`, a craft's item and count, a build's region and a
+# train's stat are read by no rule.
 EVENT_FIELDS = {
     "agent_spawned": (("agentId", "seat"), ("region", "text")),
     "agent_registered": (("agentId", "seat"), ("region", "text")),
@@ -959,50 +795,69 @@ EVENT_FIELDS = {
 def read_events(pages, names, archive):
     """The whole log, checked (§11), and its events grouped by type in log order.
 
-    A log is checked in bulk, a column at a time, which keeps a long log
-    fast to read; only a log that fails is walked event by event, to name
-    the page, the event and the field that is wrong.
-    """
-    log = [event for page in pages for event in page["events"]]
-    roster = {seat["id"] for seat in archive["seats"]}
-    by_type = checked_groups(log, archive, roster)
-    if by_type is None:
-        locate_bad_event(pages, names, archive, roster)
-        raise RecordError("%s: the event log is not well formed" % names[0])
-    return log, by_type
+    Each page is checked a column at a time, which keeps a long log fast to read; only a page
+    that fails is walked event by event, by the same checks, to name the event and its field."""
+    roster, end = {seat["id"] for seat in archive["seats"]}, archive["end"]
+    seq, tick, by_type = 1, archive["start"], {}
+    for page, name in zip(pages, names):
+        events = page["events"]
+        if event_fault(events, seq, tick, end, roster, by_type) is not None:
+            for i, event in enumerate(events):
+                fault = event_fault([event], seq, tick, end, roster, {})
+                if fault is not None:
+                    key, what = fault
+                    at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
+                    raise RecordError("%s%s: %s" % (at, "." + key if key else "", what))
+                seq, tick = seq + 1, event["tick"]
+            raise RecordError("%s: the event log is not well formed" % name)
+        seq, tick = seq + len(events), events[-1]["tick"] if events else tick
+    return [event for page in pages for event in page["events"]], by_type
 
 
-def checked_groups(log, archive, roster):
-    """The events by type where every check of §11 holds, else None."""
+def event_fault(events, seq, tick, end, roster, by_type):
+    """The first rule of §11 these events break, as (field, what was expected), `seq` being the
+    first one's and `tick` the last tick before; else None, with the events added to by_type."""
+    first = events[0] if events else {}
+    if set(map(type, events)) - {dict}:
+        return None, "expected an object, got %s" % shown(first)
+    seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
+    if seqs is None or set(map(type, seqs)) - {int} or seqs != list(range(seq, seq + len(events))):
+        return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
+    if ticks is None or set(map(type, ticks)) - {int} or ticks and (
+            ticks[0] < tick or ticks[-1] > end or not all(map(le, ticks, ticks[1:]))):
+        return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
+                        % (tick, end, shown(first.get("tick"))))
+    if kinds is None or set(map(type, kinds)) - {str}:
+        return "type", "expected a string, got %s" % shown(first.get("type"))
+    groups = {}
+    for event, kind in zip(events, kinds):
+        group = groups.get(kind)
+        if group is None:
+            group = groups[kind] = []
+        group.append(event)
+    for kind, group in groups.items():
+        for key, form in EVENT_FIELDS.get(kind, ()):
+            if not column_ok(group, key, form, roster):
+                return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
+                                                 else "missing")
+    for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
+        group = groups.get(kind, [])
+        givers, takers = column(group, "from"), column(group, "to")
+        if any(map(eq, givers, takers)):
+            return "", "a trade's from and to are the same seat"
+        if column(group, "agentId") != (givers if side == "from" else takers):
+            return "agentId", "expected the trade's %s on %s" % (side, kind)
+    for kind, group in groups.items():
+        by_type.setdefault(kind, []).extend(group)
+    return None
+
+
+def column(events, key):
+    """The key's values over the events, None where one lacks it."""
     try:
-        if set(map(type, log)) - {dict}:
-            return None
-        seqs, ticks, kinds = (list(map(itemgetter(key), log)) for key in ("seq", "tick", "type"))
+        return list(map(itemgetter(key), events))
     except KeyError:
         return None
-    if set(map(type, seqs + ticks)) - {int} or seqs != list(range(1, len(log) + 1)):
-        return None
-    if ticks and (ticks[0] < archive["start"] or ticks[-1] > archive["end"]
-                  or not all(map(operator.le, ticks, ticks[1:]))):
-        return None
-    if set(map(type, kinds)) - {str}:
-        return None
-    by_type = {}
-    for event, kind in zip(log, kinds):
-        group = by_type.get(kind)
-        if group is None:
-            group = by_type[kind] = []
-        group.append(event)
-    for kind, fields in EVENT_FIELDS.items():
-        events = by_type.get(kind, [])
-        if not all(column_ok(events, key, form, roster) for key, form in fields):
-            return None
-    for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        agents, givers, takers = (list(map(itemgetter(key), by_type.get(kind, [])))
-                                  for key in ("agentId", "from", "to"))
-        if any(map(operator.eq, givers, takers)) or agents != (givers if side == "from" else takers):
-            return None
-    return by_type
 
 
 def column_ok(events, key, form, roster):
@@ -1017,42 +872,10 @@ def column_ok(events, key, form, roster):
             if not set(map(type, values)) <= {dict}:
                 return False
             values = list(chain.from_iterable(map(dict.values, values)))
-        return set(map(type, values)) <= {int} and (not values or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
+        return set(map(type, values)) <= {int} and (not values
+                                                    or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
     except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
         return False
-
-
-def locate_bad_event(pages, names, archive, roster):
-    """Walk the log event by event and raise an error naming the first bad one."""
-    expected, tick = 1, archive["start"]
-    for page, name in zip(pages, names):
-        for i, event in enumerate(page["events"]):
-            at = "%s: events[%d]" % (name, i)
-            if type(event) is not dict:
-                raise RecordError("%s: expected an object, got %s" % (at, shown(event)))
-            seq = event.get("seq")
-            if type(seq) is not int or seq != expected:
-                raise RecordError("%s.seq: expected %d (seq is the position in the log), got %s"
-                                  % (at, expected, shown(seq)))
-            at = "%s (seq %d)" % (at, seq)
-            now = event.get("tick")
-            if type(now) is not int or not tick <= now <= archive["end"]:
-                raise RecordError("%s.tick: expected an integer from %d to %d (ticks never decrease), got %s"
-                                  % (at, tick, archive["end"], shown(now)))
-            kind = event.get("type")
-            if type(kind) is not str:
-                raise RecordError("%s.type: expected a string, got %s" % (at, shown(kind)))
-            for key, form in EVENT_FIELDS.get(kind, ()):
-                if not column_ok([event], key, form, roster):
-                    got = "missing" if key not in event else "got " + shown(event[key])
-                    raise RecordError("%s.%s: expected %s, %s" % (at, key, FORMS[form], got))
-            if kind in ("trade_completed", "trade_fulfilled"):
-                side = "from" if kind == "trade_completed" else "to"
-                if event["from"] == event["to"]:
-                    raise RecordError("%s: a trade's from and to are the same seat" % at)
-                if event["agentId"] != event[side]:
-                    raise RecordError("%s.agentId: expected the trade's %s on %s" % (at, side, kind))
-            expected, tick = expected + 1, now
 
 
 def read_report(raw, name, seats, version):
@@ -1064,49 +887,31 @@ def read_report(raw, name, seats, version):
     if version is not None and rubric != version:
         raise RecordError("%s.rubricVersion: %s, but the report was asked for under %s"
                           % (name, rubric, version))
-    reason = report.get("rubricReason")
-    if reason is not None:
-        as_text(reason, name + ".rubricReason")
-    cards = as_list(field(report, "scorecards", name), name + ".scorecards")
+    reason = get(report, "rubricReason", "text", name, None)
+    cards = get(report, "scorecards", "list", name)
     ids = [card.get("agentId") if isinstance(card, dict) else None for card in cards]
     if ids != [seat["id"] for seat in seats]:
         raise RecordError("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
-    return {
-        "rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
-        "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)],
-    }
+    return {"rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
+            "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]}
 
 
 def read_card(card, at):
-    """A scorecard's published figures, each checked for type."""
-    dims = as_object(field(card, "dimensions", at), at + ".dimensions")
-    raw = as_object(card.get("raw", {}), at + ".raw")
-    achievements = as_list(field(card, "achievements", at), at + ".achievements")
+    """A scorecard's published figures, each checked for its form."""
+    get(card, "dimensions", "object", at)
+    raw = get(card, "raw", "object", at, {})
+    achievements = get(card, "achievements", "list", at)
     for i, name in enumerate(achievements):
-        as_text(name, "%s.achievements[%d]" % (at, i))
-    rank = field(card, "rank", at)
-    if type(rank) is not int or not 1 <= rank <= EXACT_INTEGERS:
-        raise RecordError("%s.rank: expected an integer >= 1, got %s" % (at, shown(rank)))
-    published = {
-        "wealth": as_number(field(card, "wealth", at), at + ".wealth"),
-        "status": as_text(field(card, "status", at), at + ".status"),
-        "rank": rank,
-        "fitnessIndex": as_number(field(card, "fitnessIndex", at), at + ".fitnessIndex"),
-        "grade": as_text(field(card, "grade", at), at + ".grade"),
-        "achievements": achievements,
-    }
-    for dim in DIMENSIONS:
-        published[dim] = as_number(field(dims, dim, at + ".dimensions"), "%s.dimensions.%s" % (at, dim))
-    for key in ("mapCoverage", "indexWealth", "indexReputation", "circularReputation"):
-        if key in raw:
-            published[key] = as_number(raw[key], "%s.raw.%s" % (at, key))
-    if "circularEstimated" in raw:
-        published["circularEstimated"] = as_flag(raw["circularEstimated"], at + ".raw.circularEstimated")
-    messages = raw.get("messagesSent")
-    if messages is not None:
-        as_count(messages, at + ".raw.messagesSent")
-    notes = [str(n) for n in as_list(card.get("notes", []), at + ".notes")]
-    return {"published": published, "messagesSent": messages, "notes": notes}
+        checked(name, "text", "%s.achievements[%d]" % (at, i))
+    published = {key: get(card, key, form, at) for key, form in (("rank", "rank"), ("wealth", "number"),
+                 ("status", "text"), ("fitnessIndex", "number"), ("grade", "text"))}
+    published["achievements"] = achievements
+    published.update((dim, get(card, "dimensions." + dim, "number", at)) for dim in DIMENSIONS)
+    published.update((key, get(raw, key, form, at + ".raw")) for key, form in (
+        ("mapCoverage", "number"), ("indexWealth", "number"), ("indexReputation", "number"),
+        ("circularReputation", "number"), ("circularEstimated", "flag")) if key in raw)
+    return {"published": published, "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
+            "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
 
 
 def read_match(source, version):
@@ -1122,21 +927,23 @@ def read_match(source, version):
                           % (names[0], match_id, source.match_id))
     for page, name in zip(pages, names):
         if page.get("matchId", match_id) != match_id:
-            raise RecordError("%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), match_id))
+            raise RecordError("%s: matchId %s is not the archive's %s"
+                              % (name, shown(page["matchId"]), match_id))
     archive["id"] = match_id
     archive["errata"] = read_errata(pages[0]["errata"], names[0] + ": errata")
     archive["events"], archive["byType"] = read_events(pages, names, archive)
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] is not None and report["matchId"] != match_id:
-        raise RecordError("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), match_id))
+        raise RecordError("%s.matchId: %s is not the archive's %s"
+                          % (name, shown(report["matchId"]), match_id))
     return archive, report
 
 
 def events_of(archive, *kinds):
     """The events of these types, in log order."""
     groups = [archive["byType"].get(kind, []) for kind in kinds]
-    return groups[0] if len(groups) == 1 else list(merge(*groups, key=lambda e: e["seq"]))
+    return groups[0] if len(groups) == 1 else list(merge(*groups, key=itemgetter("seq")))
 
 
 # ------------------------------------------------------------- reporting
