@@ -1844,11 +1844,13 @@ def http_get(opener, url, what, end=math.inf):
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
+                server = urllib.parse.urlsplit(url).netloc
                 if time.monotonic() >= deadline:
-                    raise RecordError("%s: %s: no whole answer within %g s" % (what, url, TIMEOUT_SECONDS))
+                    raise RecordError("%s: %s sent no whole answer within %g s" % (what, server, TIMEOUT_SECONDS))
+                reason = getattr(err, "reason", err)
                 failure = RecordError(
-                    "%s: cannot download %s (%s)" % (what, url, getattr(err, "reason", err)) if code is None
-                    else "%s: %s" % (what, failure_text(code, body, err.reason)))
+                    "%s: cannot reach %s (%s)" % (what, server, getattr(reason, "strerror", None) or reason)
+                    if code is None else "%s: %s" % (what, failure_text(code, body, err.reason)))
                 failure.status, failure.body = code, body
                 raise failure
     finally:
