@@ -999,8 +999,7 @@ def read_seats(body):
 
 
 def read_csv(body, name, forms, key, flags):
-    """Rows of a study CSV as dicts (with `_line`), in `key` order; the first field not of its
-    column's form is Unreadable, named by file, line and column."""
+    """Rows of a study CSV as dicts (with `_line`); the first bad field Unreadable by line and column."""
     text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
     text = text.replace("\x00", "\udc00")
     not_text = NOT_TEXT.search(text) is not None
@@ -1027,7 +1026,8 @@ def read_csv(body, name, forms, key, flags):
                 # the bad field is the first past those that read as RFC 4180 fields
                 where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
                 raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted field, "
-                                 "or text after a closing quote)" % (name, line, columns[min(where, len(columns) - 1)]))
+                                 "or text after a closing quote)"
+                                 % (name, line, columns[min(where, len(columns) - 1)]))
             if len(fields) != len(columns):
                 raise Unreadable("%s line %d: %d fields, the header has %d"
                                  % (name, line, len(fields), len(columns)))
@@ -1045,12 +1045,14 @@ def read_csv(body, name, forms, key, flags):
                         raise Unreadable("%s line %d, column %s: %s is not of the form %s"
                                          % (name, line, column, _shown_field(field), forms[column]))
                     if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-                        raise Unreadable("%s line %d, column %s: %s has more digits before its point than the %d "
-                                         "a double holds exactly" % (name, line, column, _shown_field(field), EXACT_DIGITS))
+                        raise Unreadable("%s line %d, column %s: %s has more digits before its point "
+                                         "than the %d a double holds exactly"
+                                         % (name, line, column, _shown_field(field), EXACT_DIGITS))
             row["_line"] = line
             rows.append(row)
             if len(rows) > MAX_CSV_ROWS:
-                raise Unreadable("%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS))
+                raise Unreadable("%s holds more than %d rows: not a study this script reads"
+                                 % (name, MAX_CSV_ROWS))
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
     for before, row in zip(rows, rows[1:]):
@@ -1083,17 +1085,18 @@ def exact_units(text, places):
 
 
 def read_json(body, name):
-    """A JSON document whose every number a double holds: NaN, an infinity or an
-    integer past 2**53 is refused by the field that holds it."""
+    """A JSON document whose every number a double holds (NaN, infinities, integers past 2**53 refused)."""
     if body.count(b"[") + body.count(b"{") + body.count(b",") > MAX_JSON_VALUES:
-        raise Unreadable("%s holds more than %d JSON values: not a file this script reads" % (name, MAX_JSON_VALUES))
+        raise Unreadable("%s holds more than %d JSON values: not a file this script reads"
+                         % (name, MAX_JSON_VALUES))
     try:
         # an integer of more than 16 digits is past 2**53 whatever it is (and Python 3.11 converts none
         # of more than 4300): it stands as infinite, which is refused
-        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=lambda text: int(text) if len(
-            text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf)
+        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=lambda text: (
+            int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf))
     except UnicodeDecodeError as error:
-        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)" % (name, body[error.start], error.start))
+        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)"
+                         % (name, body[error.start], error.start))
     except ValueError as error:
         raise Unreadable("%s is not JSON: %s" % (name, error))
     except RecursionError:
@@ -1105,15 +1108,15 @@ def read_json(body, name):
 
 
 def _number_no_double_holds(document):
-    """The path to the first number in the document no double holds, else None: the walk
-    keeps one iterator per open container and spells a path only for the value it finds."""
+    """The path to the first number no double holds, else None: an iterator per open container."""
     stack = [(None, iter((("", document),)))]
     while stack:
         for key, value in stack[-1][1]:
             if isinstance(value, (dict, list)):
                 stack.append((key, iter(value.items() if isinstance(value, dict) else enumerate(value))))
                 break
-            if type(value) is float and not math.isfinite(value) or type(value) is int and abs(value) > 2 ** 53:
+            if type(value) is float and not math.isfinite(value) or (
+                    type(value) is int and abs(value) > 2 ** 53):
                 path = ""
                 for step in [entry[0] for entry in stack[1:]] + [key]:
                     path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
@@ -1188,8 +1191,9 @@ def _figure_rows(figures, values):
         if rows:
             lines += ["", "%-*s %-12s recomputed" % ((width,) + tuple(title.split("  ")))]
         for f in rows:
-            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
-                                                  _cell(f["recomputed"]), "same" if f["same"] else "DIFFERS" + _difference(f)))
+            lines.append("%-*s %-12s %-12s %s" % (
+                width, _clip(f["label"], width), _cell(f["published"]), _cell(f["recomputed"]),
+                "same" if f["same"] else "DIFFERS" + _difference(f)))
             lines += ["    (%s)" % f["reason"]] if f.get("reason") else []
     return lines
 
@@ -1216,13 +1220,13 @@ def _figure_tables(figures, values, wrong):
                       "(the difference in units of its last place)" % differ]
     lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
     if values:
-        lines += ["", "trial values from their focal seats: %d of %d agree" % (len(values) - len(wrong), len(values))]
+        lines += ["", "trial values from their focal seats: %d of %d agree"
+                  % (len(values) - len(wrong), len(values))]
     return lines
 
 
 def report_text(header, result, every):
-    """Root causes first, then the figures, the checks, the counts and the trust list; every line
-    fits WIDTH, what a file or server sent escaped."""
+    """Root causes, the figures, the checks, the counts and the trust list, each line within WIDTH."""
     values = [f for f in result.figures if "line" in f]
     figures = [f for f in result.figures if "line" not in f]
     wrong = [f for f in values if not f["same"]]
@@ -1230,22 +1234,24 @@ def report_text(header, result, every):
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
             "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
-                f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]),
-                _difference(f)) for f in wrong]
+                f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
+                _cell(f["recomputed"]), _difference(f)) for f in wrong]
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
     lines += ["", "checks"] + ["%3d. %s: %s%s" % (
-        number, one_line(name), "agrees" if agrees else "FAILS", "" if detail is None else " (%s)" % one_line(detail))
-        for number, (name, agrees, detail) in enumerate(result.checks, 1)]
+        number, one_line(name), "agrees" if agrees else "FAILS",
+        "" if detail is None else " (%s)" % one_line(detail)) for number, (name, agrees, detail) in enumerate(
+        result.checks, 1)]
     summary = _summary(result)
-    lines += ["", "figures that match: %d of %d compared" % (summary["figuresSame"], summary["figuresCompared"]),
-              "checks that agree: %d of %d made" % (summary["checksAgree"], summary["checksMade"]),
+    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % summary,
+              "checks that agree: %(checksAgree)d of %(checksMade)d made" % summary,
               "taken on trust:"] + ["  - " + one_line(item) for item in result.trust]
-    return "\n".join(part for line in lines for part in (
-        textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False) if len(line) > WIDTH else [line]))
+    return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
+        line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
 
 
 def _summary(result):
-    return {"figuresSame": sum(1 for f in result.figures if f["same"]), "figuresCompared": len(result.figures),
+    return {"figuresSame": sum(1 for f in result.figures if f["same"]),
+            "figuresCompared": len(result.figures),
             "checksAgree": sum(1 for c in result.checks if c[1]), "checksMade": len(result.checks)}
 
 
@@ -1268,7 +1274,8 @@ def report_json(study_id, address, sources, result, status, against):
         "script": SCRIPT, "exit": status, "study": study_id, "address": address, "sources": sources,
         "summary": _summary(result),
         "figures": [_json_figure(f) for f in result.figures],
-        "checks": [{"check": name, "agrees": agrees, "detail": detail} for name, agrees, detail in result.checks],
+        "checks": [{"check": name, "agrees": agrees, "detail": detail}
+                   for name, agrees, detail in result.checks],
         "trusted": result.trust,
     }, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
 
@@ -1298,8 +1305,7 @@ def read_saved(folder, option):
 
 
 def changes_since(old, study_id, bodies):
-    """Every file, row and field that differs between the saved folder `old` and the files read now:
-    (file, where, was, now); on the profile only this study's card counts."""
+    """(file, where, was, now) of each change between the saved folder `old` and the files read now."""
     changes = []
     for name in FILES.values():
         try:
@@ -1308,12 +1314,14 @@ def changes_since(old, study_id, bodies):
         except FileNotFoundError:
             was = None
         except OSError as error:
-            raise Unreadable("--against %s: cannot read %s: %s" % (_shown(old), name, error.strerror or error))
+            raise Unreadable("--against %s: cannot read %s: %s"
+                             % (_shown(old), name, error.strerror or error))
         now = bodies.get(name)
         if was == now:
             continue
         if was is None or now is None:
-            changes.append((name, "", "absent" if was is None else "saved", "absent" if now is None else "read"))
+            changes.append((name, "", "absent" if was is None else "saved",
+                            "absent" if now is None else "read"))
         elif name.endswith(".csv"):
             changes += _csv_changes(name, was, now)
         else:
@@ -1358,8 +1366,9 @@ def _json_changes(name, was, now, study_id):
     try:
         was, now = json.loads(was.decode("utf-8")), json.loads(now.decode("utf-8"))
         if name == FILES["page"]:
-            was, now = ([c for c in p.get("studies", []) if isinstance(c, dict) and c.get("id") == study_id]
-                        if isinstance(p, dict) and isinstance(p.get("studies"), list) else p for p in (was, now))
+            was, now = ([c for c in p["studies"] if isinstance(c, dict) and c.get("id") == study_id]
+                        if isinstance(p, dict) and isinstance(p.get("studies"), list) else p
+                        for p in (was, now))
             name += " (the study's card)"
         walk("", was, now)
     except (ValueError, RecursionError):
@@ -1407,8 +1416,7 @@ WATCHED = []  # a copy of each socket the current request opened, shut down at i
 
 
 class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Connections whose sockets the request's deadline can shut, whatever they wait on:
-    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
+    """Connections whose sockets the deadline shuts, whatever they wait on (TLS, headers, chunks)."""
 
     def http_open(self, req):
         return self.do_open(self.watched(http.client.HTTPConnection), req)
@@ -1439,8 +1447,7 @@ def shut_watched(sockets):
 
 
 def http_get(opener, url, what):
-    """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap;
-    409, 404 and every other failure are Unreadable."""
+    """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap."""
     deadline = time.monotonic() + TIMEOUT_SECONDS
     timer = threading.Timer(TIMEOUT_SECONDS, shut_watched, (WATCHED,))
     timer.daemon = True
@@ -1463,8 +1470,8 @@ def http_get(opener, url, what):
                     raise Unreadable("the study is still playing (%s answers 409): %s"
                                      % (what, reason or "no reason given"))
                 if error.code == 404:
-                    raise Unreadable("%s answers 404: no such %s%s" % (
-                        url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
+                    raise Unreadable("%s answers 404: no such %s%s" % (url, what, (
+                        ", or a run set (a run set has no files)" if what.endswith(".csv") else "")))
                 raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
                 if time.monotonic() >= deadline:
@@ -1512,8 +1519,7 @@ def _reason(error, url, deadline):
 
 
 def save_copy(directory, parts, body):
-    """DIR/parts..., each folder made here and never a symbolic link, the file
-    written whole to a temporary name, then renamed over whatever was there."""
+    """DIR/parts..., through no symbolic link, written whole to a temporary name and renamed."""
     os.makedirs(directory, exist_ok=True)
     for part in parts[:-1]:
         directory = os.path.join(directory, part)
@@ -1535,8 +1541,7 @@ def save_copy(directory, parts, body):
 
 
 class Sources:
-    """Each file from its saved copy (an option, or the saved folder), else from the study's origin;
-    offline (a folder, or --trials, --seats and --page all given) nothing is fetched."""
+    """Each file from its saved copy, else (unless offline) from the study's origin; kept with --save."""
 
     def __init__(self, args, origin, folder):
         self.args, self.origin, self.folder = args, origin, folder
@@ -1560,8 +1565,8 @@ class Sources:
                 raise Unreadable("%s from %s is over the %d-byte cap" % (what, where, MAX_RESPONSE_BYTES))
             self.used[name] = "saved copy " + _shown(saved)
         elif self.offline:
-            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; give it with --%s FILE"
-                             % (what, option))
+            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; "
+                             "give it with --%s FILE" % (what, option))
         else:
             opener = urllib.request.build_opener(SameOriginRedirects(self.origin),
                                                  DeadlineHandler(context=ssl.create_default_context()))
@@ -1605,15 +1610,19 @@ def parse_arguments(argv):
     parser.json = "--json" in (sys.argv[1:] if argv is None else argv)
     parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>, "
                                         "or a folder --save wrote (read offline)")
-    parser.add_argument("--trials", metavar="FILE", help="read this saved trials.csv instead of the served one")
-    parser.add_argument("--seats", metavar="FILE", help="read this saved seats.csv instead of the served one")
-    parser.add_argument("--page", metavar="FILE", help="read this saved profile JSON (the page's reading)")
-    parser.add_argument("--recipe", metavar="FILE", help="read this saved recipe JSON (anytime rule)")
-    parser.add_argument("--save", metavar="DIR", help="keep every file read in DIR, with saved.json "
-                                                      "(address, time, sha256 of each file)")
-    parser.add_argument("--against", metavar="OLD", help="list what changed since the copy --save wrote in OLD")
-    parser.add_argument("--all", action="store_true", help="print every figure on its own row")
-    parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    for option, text in (
+            ("--trials FILE", "read this saved trials.csv instead of the served one"),
+            ("--seats FILE", "read this saved seats.csv instead of the served one"),
+            ("--page FILE", "read this saved profile JSON (the page's reading)"),
+            ("--recipe FILE", "read this saved recipe JSON (anytime rule)"),
+            ("--save DIR", "keep every file read in DIR, with saved.json "
+                           "(address, time, sha256 of each file)"),
+            ("--against OLD", "list what changed since the copy --save wrote in OLD"),
+            ("--all", "print every figure on its own row"),
+            ("--json", "print the result as one JSON document")):
+        flag, _, metavar = option.partition(" ")
+        kind = {"metavar": metavar} if metavar else {"action": "store_true"}
+        parser.add_argument(flag, help=text, **kind)
     args = parser.parse_args(argv)
     global TIMEOUT_SECONDS
     try:
@@ -1638,8 +1647,8 @@ def read_study(sources, handle, study_id):
     if not isinstance(recipe_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", recipe_id):
         raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its rho"
                          % (study_id, _shown_field(_shown(recipe_id) or "null")))
-    recipe = read_json(sources.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id), "recipe %s" % recipe_id),
-                       "the recipe JSON")
+    path = "/u/%s/recipes/%s.json" % (handle, recipe_id)
+    recipe = read_json(sources.get("recipe", path, "recipe %s" % recipe_id), "the recipe JSON")
     return trials, seats, reading, read_rho(recipe, recipe_id)
 
 
@@ -1666,11 +1675,14 @@ def run(args):
         result.check("the saved files are those %s lists (sha256)" % SAVED, not altered,
                      "changed since saved: %s" % ", ".join(altered) if altered else None)
     changes = changes_since(args.against, study_id, sources.bodies) if old else []
-    status = 0 if not changes and all(f["same"] for f in result.figures) and all(c[1] for c in result.checks) else 1
+    summary = _summary(result)
+    status = 0 if not changes and summary["figuresSame"] == summary["figuresCompared"] and (
+        summary["checksAgree"] == summary["checksMade"]) else 1
     if args.json:
         print(report_json(study_id, address, sources.used, result, status, old and {
             "folder": args.against, "saved": old.get("saved"), "changes": [
-                {"file": name, "where": where, "was": was, "now": now} for name, where, was, now in changes]}))
+                {"file": name, "where": where, "was": was, "now": now}
+                for name, where, was, now in changes]}))
         return status
     header = ["study %s at %s" % (study_id, address)] + ["  %s: %s" % item for item in sources.used.items()]
     header.append("  metric %s (%s, range %s, %s is better)" % (
@@ -1687,10 +1699,11 @@ def _against_lines(folder, old, changes):
     when = _shown(old.get("saved")) or "an unknown time"
     if not changes:
         return ["", "against %s: unchanged since %s" % (_shown(folder), when)]
-    return (["", "against %s, saved %s: %d change%s" % (_shown(folder), when, len(changes), "s" if len(changes) > 1 else "")]
-            + ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
-               for name, where, was, now in changes[:SHOWN_CHANGES]]
-            + (["  ... and %d more" % (len(changes) - SHOWN_CHANGES)] if len(changes) > SHOWN_CHANGES else []))
+    lines = ["", "against %s, saved %s: %d change%s"
+             % (_shown(folder), when, len(changes), "s" if len(changes) > 1 else "")]
+    lines += ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
+              for name, where, was, now in changes[:SHOWN_CHANGES]]
+    return lines + ["  ... and %d more" % (len(changes) - SHOWN_CHANGES)] * (len(changes) > SHOWN_CHANGES)
 
 
 # Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
@@ -1699,8 +1712,7 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\
 
 
 def one_line(message, limit=MAX_SHOWN):
-    """Text a file or server sent, as it may reach a terminal: one line, its controls and
-    bidi characters escaped (\\x1b, \\u202e), cut with a marker when over-long."""
+    """Text a file or server sent, on one line, controls and bidi marks escaped, cut when over-long."""
     message = str(message)
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
