@@ -1010,14 +1010,7 @@ def read_csv(body, name, forms, key, flags):
     reader = csv.reader((record.append(line) or line for line in io.StringIO(text, newline="")), strict=True)
     rows = []
     try:
-        header = next(reader, None)
-        if header is None:
-            raise Unreadable("%s is empty: not a study file" % name)
-        if tuple(header) != columns:
-            if text.lstrip()[:1] == "<":
-                raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
-            raise Unreadable("%s line 1: the header is not %s's columns in order: %s"
-                             % (name, name, _header_fault(header, columns)))
+        _check_header(next(reader, None), columns, name, text)
         del record[:]
         for fields in reader:
             line, raw = reader.line_num, "".join(record)
@@ -1062,14 +1055,22 @@ def read_csv(body, name, forms, key, flags):
     return rows
 
 
-def _header_fault(header, columns):
-    """The first column out of place in a header that is not `columns`."""
-    for number, (got, expected) in enumerate(zip(header, columns), 1):
-        if got != expected:
-            return "column %d is %s, expected %r" % (number, _shown_field(got), expected)
-    if len(header) < len(columns):
-        return "missing column %r" % columns[len(header)]
-    return "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
+def _check_header(header, columns, name, text):
+    """Unreadable unless the header is the file's columns in order, naming the first out of place."""
+    if header is None:
+        raise Unreadable("%s is empty: not a study file" % name)
+    if tuple(header) == columns:
+        return
+    if text.lstrip()[:1] == "<":
+        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
+    at = next((n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None)
+    if at is not None:
+        fault = "column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
+    elif len(header) < len(columns):
+        fault = "missing column %r" % columns[len(header)]
+    else:
+        fault = "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
+    raise Unreadable("%s line 1: the header is not %s's columns in order: %s" % (name, name, fault))
 
 
 def _shown_field(field):
@@ -1675,9 +1676,8 @@ def run(args):
         result.check("the saved files are those %s lists (sha256)" % SAVED, not altered,
                      "changed since saved: %s" % ", ".join(altered) if altered else None)
     changes = changes_since(args.against, study_id, sources.bodies) if old else []
-    summary = _summary(result)
-    status = 0 if not changes and summary["figuresSame"] == summary["figuresCompared"] and (
-        summary["checksAgree"] == summary["checksMade"]) else 1
+    agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
+    status = 0 if agree and not changes else 1
     if args.json:
         print(report_json(study_id, address, sources.used, result, status, old and {
             "folder": args.against, "saved": old.get("saved"), "changes": [
