@@ -999,7 +999,7 @@ def read_seats(body):
 
 
 def read_csv(body, name, forms, key, flags):
-    """Rows of a study CSV as dicts (with `_line`); the first bad field Unreadable by line and column."""
+    """Rows of a study CSV as dicts (with `_line`) in `key` order, else Unreadable naming line and column."""
     text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
     text = text.replace("\x00", "\udc00")
     not_text = NOT_TEXT.search(text) is not None
@@ -1703,7 +1703,9 @@ def _against_lines(folder, old, changes):
              % (_shown(folder), when, len(changes), "s" if len(changes) > 1 else "")]
     lines += ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
               for name, where, was, now in changes[:SHOWN_CHANGES]]
-    return lines + ["  ... and %d more" % (len(changes) - SHOWN_CHANGES)] * (len(changes) > SHOWN_CHANGES)
+    if len(changes) > SHOWN_CHANGES:
+        lines.append("  ... and %d more" % (len(changes) - SHOWN_CHANGES))
+    return lines
 
 
 # Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
