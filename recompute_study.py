@@ -47,87 +47,13 @@ from statistics import NormalDist
 
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 
-TRIALS_COLUMNS = (
-    "study", "trial", "arm", "arm_label", "match", "map_seed", "spawn_seed",
-    "ended", "rounds_played", "rounds_planned", "resumed_at", "metric", "value",
-    "no_value", "pair", "pair_out", "in_comparison", "stopping_rule",
-    "comparison_level", "scenario", "scenario_hash", "rubric", "analysis", "canary",
-)
-SEATS_COLUMNS = (
-    "study", "trial", "arm", "seat", "name", "model", "harness", "focal",
-    "whole_trial", "rubric", "fitness_index", "grade", "rank", "status",
-    "survival", "economy", "social", "adaptation", "competitiveness", "turns",
-    "rounds_sat_out", "error_turns", "spend", "rests", "looks", "moves",
-    "gathers", "crafts", "builds", "repairs", "trains", "trades", "attacks",
-    "raids", "messages", "dormancies", "recoveries", "reputation", "aggression",
-    "map_coverage", "canary",
-)
-
-NO_VALUE_REASONS = ("failed", "cancelled", "seat_failed", "stopped_short",
-                    "resumed", "version", "unscored", "unmeasured")
-PAIR_OUT_REASONS = NO_VALUE_REASONS + ("no_trial", "other_seeds")
 # A double holds every integer of 15 digits exactly; a number with more before
 # its point is none the platform wrote.
 EXACT_DIGITS = 15
-TOO_MANY_DIGITS = re.compile(r"-?[0-9]{%d}" % (EXACT_DIGITS + 1))
-EXACT_INTEGERS = 2 ** 53    # a JSON integer past this is no exact double
-INTEGER = r"-?[0-9]+"
-TENTHS = r"[0-9]+(\.[0-9])?"
-BOOLEAN = r"true|false"
-# Field forms (study.md §2, records.md §2.2-2.3); a column not named has a free form.
-TRIALS_FORMS = {
-    "trial": INTEGER, "arm": INTEGER, "map_seed": INTEGER, "spawn_seed": INTEGER,
-    "ended": r"completed|failed|cancelled|stopped_short",
-    "rounds_played": INTEGER, "rounds_planned": INTEGER, "resumed_at": INTEGER,
-    "value": r"-?[0-9]+(\.[0-9]{1,3})?",
-    "no_value": "|".join(NO_VALUE_REASONS),
-    "pair": r"in|out",
-    "pair_out": r"(-?[0-9]+:(%s))(;-?[0-9]+:(%s))*" % (("|".join(PAIR_OUT_REASONS),) * 2),
-    "in_comparison": BOOLEAN,
-    "stopping_rule": r"fixed|anytime",
-    "comparison_level": r"[0-9]+(\.[0-9]+)?",
-}
-SEATS_FORMS = {
-    "trial": INTEGER, "arm": INTEGER, "seat": INTEGER,
-    "focal": BOOLEAN, "whole_trial": BOOLEAN,
-    "fitness_index": TENTHS, "survival": TENTHS, "economy": TENTHS,
-    "social": TENTHS, "adaptation": TENTHS, "competitiveness": TENTHS,
-    "rank": INTEGER, "turns": INTEGER, "rounds_sat_out": INTEGER, "error_turns": INTEGER,
-    "spend": r"-?[0-9]+(\.[0-9]+)?", "reputation": r"-?[0-9]+(\.[0-9]+)?",
-    "rests": INTEGER, "looks": INTEGER, "moves": INTEGER, "gathers": INTEGER,
-    "crafts": INTEGER, "builds": INTEGER, "repairs": INTEGER, "trains": INTEGER,
-    "trades": INTEGER, "attacks": INTEGER, "raids": INTEGER, "messages": INTEGER,
-    "dormancies": INTEGER, "recoveries": INTEGER, "aggression": INTEGER,
-    "map_coverage": r"[0-9]+(\.[0-9]{1,3})?",
-}
-# Row identity and the flags every row states; every other field may be empty.
-TRIALS_REQUIRED = ("trial", "arm", "pair")
-SEATS_REQUIRED = ("trial", "arm", "seat", "focal", "whole_trial")
-
-# RFC 4180: a field is quoted whole, or holds no quote, comma or line break.
-CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'
-CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
-CSV_FIELDS_THAT_READ = re.compile(r"(?:%s,)*" % CSV_FIELD)
-CSV_FIELD_AND_COMMA = re.compile(CSV_FIELD + ",")
-# A byte that is not UTF-8 decodes to its surrogate U+DC80-U+DCFF; a NUL, no
-# text either, is made U+DC00 so the csv module (which refuses it on 3.9 without
-# naming its column) reads it like one.
-NOT_TEXT = re.compile("[\udc00-\udcff]")
-SHOWN_FIELD_CHARACTERS = 40     # a field quoted in an error, at most
 LABEL_CHARACTERS = 24           # an arm's label or a model's name in a figure's label, at most
 WIDTH = 100                     # every line printed fits this many columns
 
-HANDLE = r"[a-z0-9_-]{1,32}"
-STUDY_ID = r"s_[0-9a-f]{8}"
-# The whole address (once a pasted query, fragment or trailing / is let go), checked
-# before it is split: no userinfo, escape, space or control character anywhere.
-STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)/u/(%s)/studies/(%s)"
-                           % (HANDLE, STUDY_ID))
-# Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
-# marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 MAX_SHOWN = 300             # characters of a file's or server's text shown, then a marker
-RECIPE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # study.md §1: the seat-score metrics, their range (None: rank's [1, N]) and direction.
 SEAT_METRICS = {
@@ -152,9 +78,7 @@ TIMEOUT_ENV = "DAISHI_TIMEOUT"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_JSON_VALUES = 1000000   # in the profile or recipe (counted as its brackets, braces and commas)
 MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
-READ_BYTES = 64 * 1024      # what one read of an answer asks for
 RETRY_PAUSE_SECONDS = 1.0
-USER_AGENT = "daishi-recompute-study/1"
 
 
 class Unreadable(Exception):
@@ -844,52 +768,79 @@ def recompute(study_id, trials, seats, reading, rho):
 
 # ---------------------------------------------------------------- the files
 
-def read_csv(body, name, columns, forms, required):
-    """Rows of a study CSV as dicts (with `_line`), every field checked for its form."""
-    if body.startswith(b"\xef\xbb\xbf"):
-        body = body[3:]
-    text = body.decode("utf-8", "surrogateescape").replace("\x00", "\udc00")
-    not_text = NOT_TEXT.search(text) is not None
-    csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
-    record = []
+# Each file's columns in order with the form of their fields (study.md §2, records.md §2.2-2.3; "": any
+# text). A row's key and flags are never empty; any other field may be.
+INTEGER, TENTHS, BOOLEAN, DECIMAL = r"-?[0-9]+", r"[0-9]+(\.[0-9])?", r"true|false", r"-?[0-9]+(\.[0-9]+)?"
+NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
+PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
+TRIALS = {
+    "study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match": "", "map_seed": INTEGER,
+    "spawn_seed": INTEGER, "ended": "completed|failed|cancelled|stopped_short", "rounds_played": INTEGER,
+    "rounds_planned": INTEGER, "resumed_at": INTEGER, "metric": "", "value": r"-?[0-9]+(\.[0-9]{1,3})?",
+    "no_value": NO_VALUE, "pair": "in|out", "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT),
+    "in_comparison": BOOLEAN, "stopping_rule": "fixed|anytime", "comparison_level": r"[0-9]+(\.[0-9]+)?",
+    "scenario": "", "scenario_hash": "", "rubric": "", "analysis": "", "canary": "",
+}
+SEATS = {
+    "study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name": "", "model": "", "harness": "",
+    "focal": BOOLEAN, "whole_trial": BOOLEAN, "rubric": "", "fitness_index": TENTHS, "grade": "",
+    "rank": INTEGER, "status": "", **dict.fromkeys(DIMENSIONS, TENTHS),
+    "turns": INTEGER, "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL,
+    **dict.fromkeys(("rests", "looks", "moves", "gathers", "crafts", "builds", "repairs", "trains", "trades",
+                     "attacks", "raids", "messages", "dormancies", "recoveries"), INTEGER),
+    "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": "",
+}
+TRIALS_COLUMNS, SEATS_COLUMNS = tuple(TRIALS), tuple(SEATS)
+CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
+CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
+# A byte that is not UTF-8 decodes to its surrogate U+DC80-U+DCFF; a NUL, no text either, is made U+DC00
+# so the csv module (which refuses it on 3.9 without naming its column) reads it like one.
+NOT_TEXT = re.compile("[\udc00-\udcff]")
 
-    def lines():
-        for line in io.StringIO(text, newline=""):
-            record.append(line)
-            yield line
-    reader = csv.reader(lines(), strict=True)
+
+def read_trials(body):
+    rows = read_csv(body, "trials.csv", TRIALS, ("trial", "arm"), ("pair",))
+    if not rows:
+        raise Unreadable("trials.csv has no rows: not a published study")
+    return rows
+
+
+def read_seats(body):
+    return read_csv(body, "seats.csv", SEATS, ("trial", "arm", "seat"), ("focal", "whole_trial"))
+
+
+def read_csv(body, name, forms, key, flags):
+    """Rows of a study CSV as dicts (with `_line`) in `key` order, else Unreadable naming line and column."""
+    text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
+    text = text.replace("\x00", "\udc00")
+    not_text = NOT_TEXT.search(text) is not None
+    columns, required = tuple(forms), key + flags
+    patterns = {column: re.compile(form) for column, form in forms.items() if form}
+    csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
+    record = []     # the text of the record the reader is on
+    reader = csv.reader((record.append(line) or line for line in io.StringIO(text, newline="")), strict=True)
+    rows = []
     try:
-        header = next(reader, None)
-        if header is None:
-            raise Unreadable("%s is empty: not a study file" % name)
-        if tuple(header) != columns:
-            if text.lstrip()[:1] == "<":
-                raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
-            raise Unreadable("%s line 1: the header is not %s's columns in order: %s"
-                             % (name, name, _header_fault(header, columns)))
-        patterns = {column: re.compile(form) for column, form in forms.items()}
-        rows = []
+        _check_header(next(reader, None), columns, name, text)
         del record[:]
         for fields in reader:
-            line = reader.line_num
-            raw = "".join(record)
+            line, raw = reader.line_num, "".join(record)
             del record[:]
             if '"' in raw and not CSV_RECORD.fullmatch(raw):
                 # the bad field is the first past those that read as RFC 4180 fields
-                where = len(CSV_FIELD_AND_COMMA.findall(CSV_FIELDS_THAT_READ.match(raw).group()))
+                where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
                 raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted field, "
-                                 "or text after a closing quote)" % (name, line, columns[min(where, len(columns) - 1)]))
+                                 "or text after a closing quote)"
+                                 % (name, line, columns[min(where, len(columns) - 1)]))
             if len(fields) != len(columns):
                 raise Unreadable("%s line %d: %d fields, the header has %d"
                                  % (name, line, len(fields), len(columns)))
             row = dict(zip(columns, fields))
-            bad = not_text and NOT_TEXT.search(raw)
+            bad = not_text and next((column for column in columns if NOT_TEXT.search(row[column])), None)
             if bad:
-                column = next(c for c in columns if NOT_TEXT.search(row[c]))
                 raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                                 % (name, line, column, ord(bad.group()) - 0xDC00))
-            for column in columns:
-                field = row[column]
+                                 % (name, line, bad, ord(NOT_TEXT.search(row[bad]).group()) - 0xDC00))
+            for column, field in row.items():
                 if field == "":
                     if column in required:
                         raise Unreadable("%s line %d, column %s: empty" % (name, line, column))
@@ -897,57 +848,44 @@ def read_csv(body, name, columns, forms, required):
                     if not patterns[column].fullmatch(field):
                         raise Unreadable("%s line %d, column %s: %s is not of the form %s"
                                          % (name, line, column, _shown_field(field), forms[column]))
-                    if len(field) > EXACT_DIGITS and TOO_MANY_DIGITS.match(field):
-                        raise Unreadable("%s line %d, column %s: %s has more digits before its point than the %d "
-                                         "a double holds exactly"
+                    if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
+                        raise Unreadable("%s line %d, column %s: %s has more digits before its point "
+                                         "than the %d a double holds exactly"
                                          % (name, line, column, _shown_field(field), EXACT_DIGITS))
             row["_line"] = line
             rows.append(row)
             if len(rows) > MAX_CSV_ROWS:
-                raise Unreadable("%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS))
+                raise Unreadable("%s holds more than %d rows: not a study this script reads"
+                                 % (name, MAX_CSV_ROWS))
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+    for before, row in zip(rows, rows[1:]):
+        if [int(row[column]) for column in key] <= [int(before[column]) for column in key]:
+            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
+                             % (name, row["_line"], ", ".join(key)))
     return rows
 
 
-def _header_fault(header, columns):
-    """The first column out of place in a header that is not `columns`."""
-    for number, (got, expected) in enumerate(zip(header, columns), 1):
-        if got != expected:
-            return "column %d is %s, expected %r" % (number, _shown_field(got), expected)
-    if len(header) < len(columns):
-        return "missing column %r" % columns[len(header)]
-    return "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
+def _check_header(header, columns, name, text):
+    """Unreadable unless the header is the file's columns in order, naming the first out of place."""
+    if header is None:
+        raise Unreadable("%s is empty: not a study file" % name)
+    if tuple(header) == columns:
+        return
+    if text.lstrip()[:1] == "<":
+        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
+    at = next((n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None)
+    if at is not None:
+        fault = "column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
+    elif len(header) < len(columns):
+        fault = "missing column %r" % columns[len(header)]
+    else:
+        fault = "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
+    raise Unreadable("%s line 1: the header is not %s's columns in order: %s" % (name, name, fault))
 
 
 def _shown_field(field):
-    if len(field) <= SHOWN_FIELD_CHARACTERS:
-        return repr(field)
-    return "%r... (%d characters)" % (field[:SHOWN_FIELD_CHARACTERS], len(field))
-
-
-def check_order(rows, name, key_columns):
-    previous = None
-    for row in rows:
-        key = tuple(int(row[column]) for column in key_columns)
-        if previous is not None and key <= previous:
-            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
-                             % (name, row["_line"], ", ".join(key_columns)))
-        previous = key
-
-
-def read_trials(body):
-    rows = read_csv(body, "trials.csv", TRIALS_COLUMNS, TRIALS_FORMS, TRIALS_REQUIRED)
-    if not rows:
-        raise Unreadable("trials.csv has no rows: not a published study")
-    check_order(rows, "trials.csv", ("trial", "arm"))
-    return rows
-
-
-def read_seats(body):
-    rows = read_csv(body, "seats.csv", SEATS_COLUMNS, SEATS_FORMS, SEATS_REQUIRED)
-    check_order(rows, "seats.csv", ("trial", "arm", "seat"))
-    return rows
+    return repr(field) if len(field) <= 40 else "%r... (%d characters)" % (field[:40], len(field))
 
 
 def exact_units(text, places):
@@ -959,14 +897,18 @@ def exact_units(text, places):
 
 
 def read_json(body, name):
-    """A JSON document whose every number a double holds: NaN, an infinity or an
-    integer past 2**53 is refused by the field that holds it."""
+    """A JSON document whose every number a double holds (NaN, infinities, integers past 2**53 refused)."""
     if body.count(b"[") + body.count(b"{") + body.count(b",") > MAX_JSON_VALUES:
-        raise Unreadable("%s holds more than %d JSON values: not a file this script reads" % (name, MAX_JSON_VALUES))
+        raise Unreadable("%s holds more than %d JSON values: not a file this script reads"
+                         % (name, MAX_JSON_VALUES))
     try:
-        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=_json_integer)
+        # an integer of more than 16 digits is past 2**53 whatever it is (and Python 3.11 converts none
+        # of more than 4300): it stands as infinite, which is refused
+        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=lambda text: (
+            int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf))
     except UnicodeDecodeError as error:
-        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)" % (name, body[error.start], error.start))
+        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)"
+                         % (name, body[error.start], error.start))
     except ValueError as error:
         raise Unreadable("%s is not JSON: %s" % (name, error))
     except RecursionError:
@@ -977,22 +919,16 @@ def read_json(body, name):
     return document
 
 
-def _json_integer(text):
-    # An integer of more digits is past 2**53 whatever it is, and Python 3.11
-    # converts none of more than 4300: it stands as infinite, which is refused.
-    return int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf
-
-
 def _number_no_double_holds(document):
-    """The path to the first number in the document no double holds, else None: the walk
-    keeps one iterator per open container and spells a path only for the value it finds."""
+    """The path to the first number no double holds, else None: an iterator per open container."""
     stack = [(None, iter((("", document),)))]
     while stack:
         for key, value in stack[-1][1]:
             if isinstance(value, (dict, list)):
                 stack.append((key, iter(value.items() if isinstance(value, dict) else enumerate(value))))
                 break
-            if type(value) is float and not math.isfinite(value) or type(value) is int and abs(value) > EXACT_INTEGERS:
+            if type(value) is float and not math.isfinite(value) or (
+                    type(value) is int and abs(value) > 2 ** 53):
                 path = ""
                 for step in [entry[0] for entry in stack[1:]] + [key]:
                     path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
@@ -1046,12 +982,6 @@ def _difference(f):
     return "" if f["difference"] is None else " (%+d)" % f["difference"]
 
 
-def _both(f):
-    """One value where page and recomputed agree, both where they differ."""
-    return _cell(f["published"]) if f["same"] else "%s->%s%s" % (
-        _cell(f["published"]), _cell(f["recomputed"]), _difference(f))
-
-
 def _table(head, rows):
     """Columns padded to their widest cell, cut into bands that each fit WIDTH beside the first."""
     widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
@@ -1066,63 +996,74 @@ def _table(head, rows):
     return lines
 
 
+def _figure_rows(figures, values):
+    """--all: every figure, then every trial value, on a row of its own."""
+    lines, width = [], min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
+    for title, rows in (("figure  page", figures), ("trial value  trials.csv", values)):
+        if rows:
+            lines += ["", "%-*s %-12s recomputed" % ((width,) + tuple(title.split("  ")))]
+        for f in rows:
+            lines.append("%-*s %-12s %-12s %s" % (
+                width, _clip(f["label"], width), _cell(f["published"]), _cell(f["recomputed"]),
+                "same" if f["same"] else "DIFFERS" + _difference(f)))
+            lines += ["    (%s)" % f["reason"]] if f.get("reason") else []
+    return lines
+
+
+def _figure_tables(figures, values, wrong):
+    """A table per comparison, arm and model, a cell holding page->recomputed where they differ."""
+    lines = []
+    for kind in ("comparison", "arm", "model"):
+        rows, columns = {}, []
+        for f in figures:
+            if kind in f["key"]:
+                column = re.sub(" (low|high)$", "", f["key"]["figure"])
+                columns += [column] if column not in columns else []
+                rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(
+                    _cell(f["published"]) if f["same"] else "%s->%s%s" % (
+                        _cell(f["published"]), _cell(f["recomputed"]), _difference(f)))
+        if rows:
+            lines += [""] + _table([kind + "s"] + columns, [
+                [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+                for name, cells in rows.items()])
+    differ = sum(1 for f in figures if not f["same"])
+    if differ:
+        lines += ["", "DIFFERS: %d figures; a cell that differs shows page->recomputed "
+                      "(the difference in units of its last place)" % differ]
+    lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
+    if values:
+        lines += ["", "trial values from their focal seats: %d of %d agree"
+                  % (len(values) - len(wrong), len(values))]
+    return lines
+
+
 def report_text(header, result, every):
-    """Root causes first, then a table per comparison, arm and model (with --all, a row per figure),
-    the checks, the counts and the trust list; every line fits WIDTH, what a file or server sent escaped."""
-    lines = [one_line(line) for line in header]
+    """Root causes, the figures, the checks, the counts and the trust list, each line within WIDTH."""
     values = [f for f in result.figures if "line" in f]
     figures = [f for f in result.figures if "line" not in f]
     wrong = [f for f in values if not f["same"]]
+    lines = [one_line(line) for line in header]
     if wrong:
-        lines += ["", "root causes: trial values that do not follow from their focal seats"]
-        lines += ["  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
-            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]),
-            _difference(f)) for f in wrong]
-    if every:
-        width = min(max([len(f["label"]) for f in result.figures] + [20]), 60) + 2
-        for title, rows in (("figure  page", figures), ("trial value  trials.csv", values)):
-            if rows:
-                lines += ["", "%-*s %-12s recomputed" % ((width,) + tuple(title.split("  ")))]
-            for f in rows:
-                lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
-                                                      _cell(f["recomputed"]),
-                                                      "same" if f["same"] else "DIFFERS" + _difference(f)))
-                if f.get("reason"):
-                    lines.append("    (%s)" % f["reason"])
-    else:
-        for kind in ("comparison", "arm", "model"):
-            rows, columns = {}, []
-            for f in figures:
-                if kind in f["key"]:
-                    column = re.sub(" (low|high)$", "", f["key"]["figure"])
-                    columns += [column] if column not in columns else []
-                    rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(_both(f))
-            if rows:
-                lines += [""] + _table([kind + "s"] + columns, [
-                    [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
-                    for name, cells in rows.items()])
-        differ = sum(1 for f in figures if not f["same"])
-        if differ:
-            lines += ["", "DIFFERS: %d figures; a cell that differs shows page->recomputed "
-                          "(the difference in units of its last place)" % differ]
-        lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
-        if values:
-            lines += ["", "trial values from their focal seats: %d of %d agree" % (
-                len(values) - len(wrong), len(values))]
-    lines += ["", "checks"]
-    lines += ["%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
-                                  "" if detail is None else " (%s)" % one_line(detail))
-              for number, (name, agrees, detail) in enumerate(result.checks, 1)]
+        lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
+            "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
+                f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
+                _cell(f["recomputed"]), _difference(f)) for f in wrong]
+    lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
+    lines += ["", "checks"] + ["%3d. %s: %s%s" % (
+        number, one_line(name), "agrees" if agrees else "FAILS",
+        "" if detail is None else " (%s)" % one_line(detail)) for number, (name, agrees, detail) in enumerate(
+        result.checks, 1)]
     summary = _summary(result)
-    lines += ["", "figures that match: %d of %d compared" % (summary["figuresSame"], summary["figuresCompared"]),
-              "checks that agree: %d of %d made" % (summary["checksAgree"], summary["checksMade"]),
+    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % summary,
+              "checks that agree: %(checksAgree)d of %(checksMade)d made" % summary,
               "taken on trust:"] + ["  - " + one_line(item) for item in result.trust]
-    return "\n".join(part for line in lines for part in (
-        textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False) if len(line) > WIDTH else [line]))
+    return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
+        line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
 
 
 def _summary(result):
-    return {"figuresSame": sum(1 for f in result.figures if f["same"]), "figuresCompared": len(result.figures),
+    return {"figuresSame": sum(1 for f in result.figures if f["same"]),
+            "figuresCompared": len(result.figures),
             "checksAgree": sum(1 for c in result.checks if c[1]), "checksMade": len(result.checks)}
 
 
@@ -1145,7 +1086,8 @@ def report_json(study_id, address, sources, result, status, against):
         "script": SCRIPT, "exit": status, "study": study_id, "address": address, "sources": sources,
         "summary": _summary(result),
         "figures": [_json_figure(f) for f in result.figures],
-        "checks": [{"check": name, "agrees": agrees, "detail": detail} for name, agrees, detail in result.checks],
+        "checks": [{"check": name, "agrees": agrees, "detail": detail}
+                   for name, agrees, detail in result.checks],
         "trusted": result.trust,
     }, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
 
@@ -1174,27 +1116,8 @@ def read_saved(folder, option):
     return saved
 
 
-def _rows(body):
-    try:
-        return list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline="")))
-    except csv.Error:
-        return [["(not CSV)"]]
-
-
-def _json_changes(where, was, now, changes):
-    if isinstance(was, dict) and isinstance(now, dict):
-        for key in list(was) + [k for k in now if k not in was]:
-            _json_changes("%s.%s" % (where, key), was.get(key, "(absent)"), now.get(key, "(absent)"), changes)
-    elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
-        for index, (a, b) in enumerate(zip(was, now)):
-            _json_changes("%s[%d]" % (where, index), a, b, changes)
-    elif was != now:
-        changes.append((where, was, now))
-
-
 def changes_since(old, study_id, bodies):
-    """Every file, row and field that differs between the saved folder `old` and the files read now:
-    (file, where, was, now); on the profile only this study's card counts."""
+    """(file, where, was, now) of each change between the saved folder `old` and the files read now."""
     changes = []
     for name in FILES.values():
         try:
@@ -1203,42 +1126,75 @@ def changes_since(old, study_id, bodies):
         except FileNotFoundError:
             was = None
         except OSError as error:
-            raise Unreadable("--against %s: cannot read %s: %s" % (_shown(old), name, error.strerror or error))
+            raise Unreadable("--against %s: cannot read %s: %s"
+                             % (_shown(old), name, error.strerror or error))
         now = bodies.get(name)
         if was == now:
             continue
         if was is None or now is None:
-            changes.append((name, "", "absent" if was is None else "saved", "absent" if now is None else "read"))
+            changes.append((name, "", "absent" if was is None else "saved",
+                            "absent" if now is None else "read"))
         elif name.endswith(".csv"):
-            was_rows, now_rows = _rows(was), _rows(now)
-            for line in range(1, max(len(was_rows), len(now_rows)) + 1):
-                a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was_rows, now_rows))
-                if a is None or b is None:
-                    changes.append((name, "line %d" % line, "absent" if a is None else ",".join(a),
-                                    "absent" if b is None else ",".join(b)))
-                    continue
-                for column in range(max(len(a), len(b))):
-                    x, y = (row[column] if column < len(row) else "(absent)" for row in (a, b))
-                    if x != y:
-                        head = now_rows[0][column] if column < len(now_rows[0]) else "column %d" % (column + 1)
-                        changes.append((name, "line %d %s" % (line, head), x, y))
+            changes += _csv_changes(name, was, now)
         else:
-            found = []
-            try:
-                was, now = json.loads(was.decode("utf-8")), json.loads(now.decode("utf-8"))
-                if name == FILES["page"]:
-                    was, now = ([c for c in p.get("studies", []) if isinstance(c, dict) and c.get("id") == study_id]
-                                if isinstance(p, dict) and isinstance(p.get("studies"), list) else p
-                                for p in (was, now))
-                    name += " (the study's card)"
-                _json_changes("", was, now, found)
-            except (ValueError, RecursionError):
-                found = [("", "(the saved bytes)", "(other bytes)")]
-            changes += [(name, where.lstrip("."), a, b) for where, a, b in found]
+            changes += _json_changes(name, was, now, study_id)
     return changes
 
 
+def _csv_changes(name, was, now):
+    """Each line one side lacks, and each field that differs, named by its line and column."""
+    def parse(body):
+        try:
+            return list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline="")))
+        except csv.Error:
+            return [["(not CSV)"]]
+    was, now, changes = parse(was), parse(now), []
+    for line in range(1, max(len(was), len(now)) + 1):
+        a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was, now))
+        if a is None or b is None:
+            changes.append((name, "line %d" % line, "absent" if a is None else ",".join(a),
+                            "absent" if b is None else ",".join(b)))
+            continue
+        for column in range(max(len(a), len(b))):
+            x, y = (row[column] if column < len(row) else "(absent)" for row in (a, b))
+            if x != y:
+                head = now[0][column] if column < len(now[0]) else "column %d" % (column + 1)
+                changes.append((name, "line %d %s" % (line, head), x, y))
+    return changes
+
+
+def _json_changes(name, was, now, study_id):
+    """Each value that differs, named by its path; on the profile only the study's card."""
+    def walk(where, was, now):
+        if isinstance(was, dict) and isinstance(now, dict):
+            for key in list(was) + [k for k in now if k not in was]:
+                walk("%s.%s" % (where, key), was.get(key, "(absent)"), now.get(key, "(absent)"))
+        elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
+            for index, (a, b) in enumerate(zip(was, now)):
+                walk("%s[%d]" % (where, index), a, b)
+        elif was != now:
+            found.append((where, was, now))
+    found = []
+    try:
+        was, now = json.loads(was.decode("utf-8")), json.loads(now.decode("utf-8"))
+        if name == FILES["page"]:
+            was, now = ([c for c in p["studies"] if isinstance(c, dict) and c.get("id") == study_id]
+                        if isinstance(p, dict) and isinstance(p.get("studies"), list) else p
+                        for p in (was, now))
+            name += " (the study's card)"
+        walk("", was, now)
+    except (ValueError, RecursionError):
+        found = [("", "(the saved bytes)", "(other bytes)")]
+    return [(name, where.lstrip("."), a, b) for where, a, b in found]
+
+
 # ---------------------------------------------------------------- the address
+
+# The whole address (once a pasted query, fragment or trailing / is let go), checked
+# before it is split: no userinfo, escape, space or control character anywhere.
+STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)"
+                           r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
+
 
 def parse_study_address(address):
     """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted: surrounding
@@ -1253,8 +1209,8 @@ def parse_study_address(address):
 
 # ---------------------------------------------------------------- fetching
 
-class _SameOrigin(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only within the study's own origin."""
+class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only within the study's own origin."""
 
     def __init__(self, origin):
         super().__init__()
@@ -1262,48 +1218,17 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
-        if "%s://%s" % (parts.scheme, parts.netloc) != self.origin:
+        if "%s://%s" % parts[:2] != self.origin:
             raise Unreadable("%s redirects to %s://%s, another origin: refused"
                              % (req.full_url, parts.scheme, parts.netloc))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _reason(error, url, deadline):
-    """The platform's reason in an error answer, where its body reads and holds one."""
-    try:
-        body = _read_capped(error.fp, url, deadline) if error.fp is not None else b""
-        reason = json.loads(body.decode("utf-8")).get("reason")
-    except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
-        return None
-    return reason if isinstance(reason, str) else None
-
-
-def _read_capped(response, url, deadline):
-    """The whole body, within the size cap and the request's deadline."""
-    if response.length is not None and response.length > MAX_RESPONSE_BYTES:
-        raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
-    body = bytearray()
-    while True:
-        chunk = response.read1(READ_BYTES)
-        if time.monotonic() >= deadline:
-            raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-        if not chunk:
-            break
-        body += chunk
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
-    if response.length:
-        raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
-                         % (url, response.length))
-    return body
 
 
 WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
 
 
 class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Connections whose sockets the request's deadline can shut, whatever they wait on:
-    the TLS handshake, a status or header line, a 1xx answer, chunk framing or trailers."""
+    """Connections whose sockets the deadline shuts, whatever they wait on (TLS, headers, chunks)."""
 
     def http_open(self, req):
         return self.do_open(self.watched(http.client.HTTPConnection), req)
@@ -1325,60 +1250,88 @@ def watch(sock):
     return sock
 
 
-def shut_watched():
-    for sock in WATCHED:
+def shut_watched(sockets):
+    for sock in sockets:
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
 
 
-def fetch(origin, path, what):
-    """The body of origin+path (200 only) within one deadline, a retry after a 5xx included;
-    409, 404 and other failures are Unreadable."""
-    url = origin + path
-    opener = urllib.request.build_opener(_SameOrigin(origin), DeadlineHandler(context=ssl.create_default_context()))
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+def http_get(opener, url, what):
+    """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap."""
     deadline = time.monotonic() + TIMEOUT_SECONDS
-    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
+    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched, (WATCHED,))
     timer.daemon = True
     timer.start()
+    retried = False
     try:
-        for attempt in (1, 2):
+        while True:
             try:
-                with opener.open(request, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                    return _read_capped(response, url, deadline)
+                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
+                    return read_capped(response, url, deadline)
             except urllib.error.HTTPError as error:
                 reason = _reason(error, url, deadline)
                 if time.monotonic() >= deadline:
-                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-                if error.code >= 500 and attempt == 1:
+                    raise _too_late(url)
+                if error.code >= 500 and not retried:
+                    retried = True
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
                 if error.code == 409:
                     raise Unreadable("the study is still playing (%s answers 409): %s"
                                      % (what, reason or "no reason given"))
                 if error.code == 404:
-                    raise Unreadable("%s answers 404: no such %s%s" % (
-                        url, what, ", or a run set (a run set has no files)" if what.endswith(".csv") else ""))
+                    raise Unreadable("%s answers 404: no such %s%s" % (url, what, (
+                        ", or a run set (a run set has no files)" if what.endswith(".csv") else "")))
                 raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
-            except Unreadable:
-                raise
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
                 if time.monotonic() >= deadline:
-                    raise Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+                    raise _too_late(url)
                 raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
     finally:
         timer.cancel()
         for sock in WATCHED:
             sock.close()
         del WATCHED[:]
-    raise AssertionError("unreachable")
+
+
+def _too_late(url):
+    return Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+
+
+def read_capped(response, url, deadline):
+    """The whole body, within the size cap and the request's deadline."""
+    if response.length is not None and response.length > MAX_RESPONSE_BYTES:
+        raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
+    body = bytearray()
+    while True:
+        chunk = response.read1(1 << 16)
+        if time.monotonic() >= deadline:
+            raise _too_late(url)
+        if not chunk:
+            break
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
+    if response.length:
+        raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
+                         % (url, response.length))
+    return body
+
+
+def _reason(error, url, deadline):
+    """The platform's reason in an error answer, where its body reads and holds one."""
+    try:
+        body = read_capped(error.fp, url, deadline) if error.fp is not None else b""
+        reason = json.loads(body.decode("utf-8")).get("reason")
+    except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return reason if isinstance(reason, str) else None
 
 
 def save_copy(directory, parts, body):
-    """DIR/parts..., each folder made here and never a symbolic link, the file
-    written whole to a temporary name, then renamed over whatever was there."""
+    """DIR/parts..., through no symbolic link, written whole to a temporary name and renamed."""
     os.makedirs(directory, exist_ok=True)
     for part in parts[:-1]:
         directory = os.path.join(directory, part)
@@ -1397,6 +1350,52 @@ def save_copy(directory, parts, body):
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+class Sources:
+    """Each file from its saved copy, else (unless offline) from the study's origin; kept with --save."""
+
+    def __init__(self, args, origin, folder):
+        self.args, self.origin, self.folder = args, origin, folder
+        self.offline = folder is not None or None not in (args.trials, args.seats, args.page)
+        self.used, self.bodies = {}, {}
+
+    def get(self, option, path, what):
+        name, saved = FILES[option], getattr(self.args, option)
+        where = "--%s %s" % (option, _shown(saved))
+        if saved is None and self.folder is not None and (
+                option != "recipe" or os.path.exists(os.path.join(self.folder, name))):
+            saved = os.path.join(self.folder, name)
+            where = "the saved folder's %s" % _shown(saved)
+        if saved is not None:
+            try:
+                with open(saved, "rb") as handle:
+                    body = handle.read(MAX_RESPONSE_BYTES + 1)
+            except OSError as error:
+                raise Unreadable("cannot read %s from %s: %s" % (what, where, error.strerror or error))
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise Unreadable("%s from %s is over the %d-byte cap" % (what, where, MAX_RESPONSE_BYTES))
+            self.used[name] = "saved copy " + _shown(saved)
+        elif self.offline:
+            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; "
+                             "give it with --%s FILE" % (what, option))
+        else:
+            opener = urllib.request.build_opener(SameOriginRedirects(self.origin),
+                                                 DeadlineHandler(context=ssl.create_default_context()))
+            opener.addheaders = [("User-Agent", "daishi-recompute-study/1")]
+            body = http_get(opener, self.origin + path, what)
+            self.used[name] = "served " + self.origin + path
+        self.bodies[name] = body
+        self.save(name, what, body)
+        return body
+
+    def save(self, name, what, body):
+        if self.args.save:
+            try:
+                save_copy(self.args.save, (name,), body)
+            except OSError as error:
+                raise Unreadable("--save %s: cannot save %s there: %s"
+                                 % (_shown(self.args.save), what, error.strerror or error))
 
 
 # ---------------------------------------------------------------- main
@@ -1423,15 +1422,19 @@ def parse_arguments(argv):
     parser.json = "--json" in (sys.argv[1:] if argv is None else argv)
     parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>, "
                                         "or a folder --save wrote (read offline)")
-    parser.add_argument("--trials", metavar="FILE", help="read this saved trials.csv instead of the served one")
-    parser.add_argument("--seats", metavar="FILE", help="read this saved seats.csv instead of the served one")
-    parser.add_argument("--page", metavar="FILE", help="read this saved profile JSON (the page's reading)")
-    parser.add_argument("--recipe", metavar="FILE", help="read this saved recipe JSON (anytime rule)")
-    parser.add_argument("--save", metavar="DIR", help="keep every file read in DIR, with saved.json "
-                                                      "(address, time, sha256 of each file)")
-    parser.add_argument("--against", metavar="OLD", help="list what changed since the copy --save wrote in OLD")
-    parser.add_argument("--all", action="store_true", help="print every figure on its own row")
-    parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    for option, text in (
+            ("--trials FILE", "read this saved trials.csv instead of the served one"),
+            ("--seats FILE", "read this saved seats.csv instead of the served one"),
+            ("--page FILE", "read this saved profile JSON (the page's reading)"),
+            ("--recipe FILE", "read this saved recipe JSON (anytime rule)"),
+            ("--save DIR", "keep every file read in DIR, with saved.json "
+                           "(address, time, sha256 of each file)"),
+            ("--against OLD", "list what changed since the copy --save wrote in OLD"),
+            ("--all", "print every figure on its own row"),
+            ("--json", "print the result as one JSON document")):
+        flag, _, metavar = option.partition(" ")
+        kind = {"metavar": metavar} if metavar else {"action": "store_true"}
+        parser.add_argument(flag, help=text, **kind)
     args = parser.parse_args(argv)
     global TIMEOUT_SECONDS
     try:
@@ -1443,51 +1446,27 @@ def parse_arguments(argv):
     return args
 
 
-class Sources:
-    """Each file from its saved copy (an option, or the saved folder), else from the study's origin;
-    offline (a folder, or --trials, --seats and --page all given) nothing is fetched."""
-
-    def __init__(self, args, origin, folder):
-        self.args, self.origin, self.folder = args, origin, folder
-        self.offline = folder is not None or None not in (args.trials, args.seats, args.page)
-        self.used, self.bodies = {}, {}
-
-    def get(self, option, path, what):
-        name, saved = FILES[option], getattr(self.args, option)
-        where = "--%s %s" % (option, _shown(saved))
-        if saved is None and self.folder is not None and (
-                option != "recipe" or os.path.exists(os.path.join(self.folder, name))):
-            saved = os.path.join(self.folder, name)
-            where = "the saved folder's %s" % _shown(saved)
-        if saved is not None:
-            try:
-                with open(saved, "rb") as handle:
-                    body = handle.read(MAX_RESPONSE_BYTES + 1)
-            except OSError as error:
-                raise Unreadable("cannot read %s from %s: %s" % (what, where, error.strerror or error))
-            if len(body) > MAX_RESPONSE_BYTES:
-                raise Unreadable("%s from %s is over the %d-byte cap" % (what, where, MAX_RESPONSE_BYTES))
-            self.used[name] = "saved copy " + _shown(saved)
-        elif self.offline:
-            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; give it with --%s FILE"
-                             % (what, option))
-        else:
-            body = fetch(self.origin, path, what)
-            self.used[name] = "served " + self.origin + path
-        self.bodies[name] = body
-        if self.args.save:
-            try:
-                save_copy(self.args.save, (name,), body)
-            except OSError as error:
-                raise Unreadable("--save %s: cannot save %s there: %s"
-                                 % (_shown(self.args.save), what, error.strerror or error))
-        return body
+def read_study(sources, handle, study_id):
+    """trials.csv, seats.csv, the page's reading and, under the anytime rule, the recipe's rho."""
+    base = "/u/%s/studies/%s/" % (handle, study_id)
+    trials = read_trials(sources.get("trials", base + "trials.csv", "trials.csv"))
+    seats = read_seats(sources.get("seats", base + "seats.csv", "seats.csv"))
+    profile = read_json(sources.get("page", "/u/%s.json" % handle, "profile"), "the profile JSON")
+    card, reading = find_reading(profile, study_id)
+    if trials[0]["stopping_rule"] != "anytime":
+        return trials, seats, reading, None
+    recipe_id = card.get("recipe")
+    if not isinstance(recipe_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", recipe_id):
+        raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its rho"
+                         % (study_id, _shown_field(_shown(recipe_id) or "null")))
+    path = "/u/%s/recipes/%s.json" % (handle, recipe_id)
+    recipe = read_json(sources.get("recipe", path, "recipe %s" % recipe_id), "the recipe JSON")
+    return trials, seats, reading, read_rho(recipe, recipe_id)
 
 
 def run(args):
-    folder = saved = None
-    if os.path.isdir(args.address):
-        folder, saved = args.address, read_saved(args.address, "")
+    folder = args.address if os.path.isdir(args.address) else None
+    saved = read_saved(folder, "") if folder else None
     origin, handle, study_id, address = parse_study_address(saved["address"] if saved else args.address)
     if args.save and os.path.exists(os.path.join(args.save, SAVED)):
         raise Unreadable("--save %s: that folder already holds a saved study (%s): save into another "
@@ -1497,39 +1476,24 @@ def run(args):
         raise Unreadable("--against %s holds %s, not %s" % (
             _shown(args.against), parse_study_address(old["address"])[2], study_id))
     sources = Sources(args, origin, folder)
-    base = "/u/%s/studies/%s/" % (handle, study_id)
-    trials = read_trials(sources.get("trials", base + "trials.csv", "trials.csv"))
-    seats = read_seats(sources.get("seats", base + "seats.csv", "seats.csv"))
-    profile = read_json(sources.get("page", "/u/%s.json" % handle, "profile"), "the profile JSON")
-    card, reading = find_reading(profile, study_id)
-    rho = None
-    if trials[0]["stopping_rule"] == "anytime":
-        recipe_id = card.get("recipe")
-        if not isinstance(recipe_id, str) or not RECIPE_ID.fullmatch(recipe_id):
-            raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its rho"
-                             % (study_id, _shown_field(_shown(recipe_id) or "null")))
-        recipe = read_json(sources.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id),
-                                       "recipe %s" % recipe_id), "the recipe JSON")
-        rho = read_rho(recipe, recipe_id)
+    trials, seats, reading, rho = read_study(sources, handle, study_id)
     hashes = {name: hashlib.sha256(body).hexdigest() for name, body in sources.bodies.items()}
-    if args.save:
-        record = {"script": SCRIPT, "address": address, "files": hashes,
-                  "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        try:
-            save_copy(args.save, (SAVED,), (json.dumps(record, indent=1) + "\n").encode("ascii"))
-        except OSError as error:
-            raise Unreadable("--save %s: cannot save %s there: %s" % (_shown(args.save), SAVED, error.strerror or error))
+    record = {"script": SCRIPT, "address": address, "files": hashes,
+              "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    sources.save(SAVED, SAVED, (json.dumps(record, indent=1) + "\n").encode("ascii"))
     terms, result = recompute(study_id, trials, seats, reading, rho)
     if saved:
         altered = sorted(n for n in hashes if n in saved["files"] and saved["files"][n] != hashes[n])
         result.check("the saved files are those %s lists (sha256)" % SAVED, not altered,
                      "changed since saved: %s" % ", ".join(altered) if altered else None)
     changes = changes_since(args.against, study_id, sources.bodies) if old else []
-    status = 0 if not changes and all(f["same"] for f in result.figures) and all(c[1] for c in result.checks) else 1
-    against = old and {"folder": args.against, "saved": old.get("saved"), "changes": [
-        {"file": name, "where": where, "was": was, "now": now} for name, where, was, now in changes]}
+    agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
+    status = 0 if agree and not changes else 1
     if args.json:
-        print(report_json(study_id, address, sources.used, result, status, against))
+        print(report_json(study_id, address, sources.used, result, status, old and {
+            "folder": args.against, "saved": old.get("saved"), "changes": [
+                {"file": name, "where": where, "was": was, "now": now}
+                for name, where, was, now in changes]}))
         return status
     header = ["study %s at %s" % (study_id, address)] + ["  %s: %s" % item for item in sources.used.items()]
     header.append("  metric %s (%s, range %s, %s is better)" % (
@@ -1538,21 +1502,30 @@ def run(args):
     header.append("  %s rule, effect %s, alpha %.6g per comparison over %d" % (
         terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
         "  a series, no comparisons")
-    if old:
-        when = _shown(old.get("saved")) or "an unknown time"
-        header += ["", "against %s: unchanged since %s" % (_shown(args.against), when)] if not changes else (
-            ["", "against %s, saved %s: %d change%s" % (_shown(args.against), when, len(changes),
-                                                       "s" if len(changes) > 1 else "")]
-            + ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
-               for name, where, was, now in changes[:SHOWN_CHANGES]]
-            + (["  ... and %d more" % (len(changes) - SHOWN_CHANGES)] if len(changes) > SHOWN_CHANGES else []))
-    print(report_text(header, result, args.all))
+    print(report_text(header + (_against_lines(args.against, old, changes) if old else []), result, args.all))
     return status
 
 
+def _against_lines(folder, old, changes):
+    when = _shown(old.get("saved")) or "an unknown time"
+    if not changes:
+        return ["", "against %s: unchanged since %s" % (_shown(folder), when)]
+    lines = ["", "against %s, saved %s: %d change%s"
+             % (_shown(folder), when, len(changes), "s" if len(changes) > 1 else "")]
+    lines += ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
+              for name, where, was, now in changes[:SHOWN_CHANGES]]
+    if len(changes) > SHOWN_CHANGES:
+        lines.append("  ... and %d more" % (len(changes) - SHOWN_CHANGES))
+    return lines
+
+
+# Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
+# marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
 def one_line(message, limit=MAX_SHOWN):
-    """Text a file or server sent, as it may reach a terminal: one line, its controls and
-    bidi characters escaped (\\x1b, \\u202e), cut with a marker when over-long."""
+    """Text a file or server sent, on one line, controls and bidi marks escaped, cut when over-long."""
     message = str(message)
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more

@@ -61,9 +61,9 @@ def rs():
     """The script for offline cases: any fetch is a test failure, never a silent network call."""
     module = load_script("recompute_study")
 
-    def no_fetch(origin, path, what):
-        raise NetworkUsed("an offline case fetched %s%s" % (origin, path))
-    module.fetch = no_fetch
+    def no_fetch(opener, url, what):
+        raise NetworkUsed("an offline case fetched %s" % url)
+    module.http_get = no_fetch
     return module
 
 
