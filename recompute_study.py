@@ -678,7 +678,7 @@ def file_checks(result, study_id, trials, seats, reading, terms):
     files = {"trials": len(pair_of), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
              "seats": len(seats), "noValue": no_value, "pairsIn": sum(1 for p in pair_of.values() if p == "in"),
              "pairsOut": sum(1 for p in pair_of.values() if p == "out")}
-    first, level, page_range = trials[0], reading.get("comparisonLevel"), reading.get("range")
+    first, level = trials[0], reading.get("comparisonLevel")
     checks = [
         ("canary on every trials.csv row",
          first_fault("trials.csv", trials, lambda r: r["canary"] == CANARY, lambda r: "canary missing or altered")),
@@ -714,7 +714,14 @@ def file_checks(result, study_id, trials, seats, reading, terms):
         ("the page's rubric is the files'",
          versus(reading.get("rubric"), first["rubric"], reading.get("rubric") == first["rubric"])),
     ]
-    if terms.seat_score:        # checks 24-25
+    for name, fault in checks + metric_checks(reading, terms):
+        result.check(name, fault is None, fault)
+
+
+def metric_checks(reading, terms):
+    """Checks 24-25 for a seat-score metric, then every value within the metric's range."""
+    checks, page_range = [], reading.get("range")
+    if terms.seat_score:
         range_agrees = (isinstance(page_range, list) and len(page_range) == 2
                         and all(isinstance(e, (int, float)) and not isinstance(e, bool) for e in page_range)
                         and tuple(page_range) == tuple(terms.bounds))
@@ -725,8 +732,7 @@ def file_checks(result, study_id, trials, seats, reading, terms):
     if terms.bounds is not None:
         checks.append(("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
                        first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])))
-    for name, fault in checks:
-        result.check(name, fault is None, fault)
+    return checks
 
 
 # ---------------------------------------------------------------- the whole recompute
