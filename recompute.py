@@ -60,7 +60,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from bisect import bisect_right
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from heapq import merge
 from itertools import chain, zip_longest
 
@@ -1618,6 +1618,8 @@ def study_matches(groups, args, folder):
             if tty:
                 sys.stderr.write("\rmatch %d/%d " % (i + 1, len(futures)))
                 sys.stderr.flush()
+            while wait([future], timeout=0.25).not_done:
+                pass  # a timed wait: Ctrl-C gets through whichever thread the signal reaches
             result, futures[i] = future.result(), None
             if tty:
                 sys.stderr.write("\r" + " " * 20 + "\r")
