@@ -1037,6 +1037,8 @@ def _figure_tables(figures, values, wrong):
         lines += ["", "DIFFERS: %d figures; a cell that differs shows page->recomputed "
                       "(the difference in units of its last place)" % differ]
     lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
+    lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
+              for f in figures if f.get("bound")]
     if values:
         lines += ["", "trial values from their focal seats: %d of %d agree"
                   % (len(values) - len(wrong), len(values))]

@@ -169,6 +169,14 @@ def test_fast_sign_flip_count_is_the_plain_count(monkeypatch, block_bytes):
         assert rs.sign_flip_count(diffs) == plain_count(diffs), diffs
 
 
+def test_a_p_the_bound_settles_says_so_in_the_table():
+    p = {"key": {"comparison": 1, "figure": "p"}, "label": "comparison 1 (treated): p (Hoeffding bound)",
+         "published": "0.0000", "recomputed": "0.0000", "same": True, "difference": None, "bound": True}
+    assert rs._figure_tables([p], [], []) == [
+        "", "comparisons  p", "1 (treated)  0.0000",
+        "    comparison 1 (treated): p below 0.00005 by Hoeffding's bound, not counted"]
+
+
 def test_hoeffding_bound_settles_only_below_both_limits():
     rng = random.Random(3)
     diffs = [rng.randint(-500, 3000) for _ in range(40)]
