@@ -131,17 +131,22 @@ MATCH_FORGERIES = {  # the field: (the edit, the exit it must end with)
 }
 
 
+def assert_escaped(o, code, as_json):
+    """The documented exit, no raw control character, and the forged sequence shown escaped."""
+    assert not safe_output_problems(o, code), safe_output_problems(o, code)
+    if as_json:
+        json.loads(o.out)
+    else:
+        assert "\\x1b[8m" in o.out, o.out
+
+
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 @pytest.mark.parametrize("case", sorted(MATCH_FORGERIES))
 def test_forged_match_text_is_escaped(tmp_path, case, as_json):
     edit, code = MATCH_FORGERIES[case]
     folder = match_folder(tmp_path, edit)
     o = run_main(load_script("recompute"), [str(folder)] + (["--json"] if as_json else []))
-    assert not safe_output_problems(o, code), safe_output_problems(o, code)
-    if as_json:
-        json.loads(o.out)
-    else:
-        assert "\\x1b[8m" in o.out, o.out
+    assert_escaped(o, code, as_json)
 
 
 def test_forged_agent_id_is_escaped(tmp_path):
@@ -199,11 +204,7 @@ def test_forged_study_text_is_escaped(tmp_path, case, as_json):
     edits, code = STUDY_FORGERIES[case]
     with Platform(study_root(tmp_path, **edits)) as p:
         o = run_main(load_script("recompute_study"), [p.url + STUDY] + (["--json"] if as_json else []))
-    assert not safe_output_problems(o, code), safe_output_problems(o, code)
-    if as_json:
-        json.loads(o.out)
-    else:
-        assert "\\x1b[8m" in o.out, o.out
+    assert_escaped(o, code, as_json)
 
 
 # ---------------------------------------------------------------- exhaust
