@@ -189,7 +189,7 @@ def label(path):
     return out
 
 
-def reading_problems(outcome, codes=(0, 1)):
+def reading_problems(outcome, codes):
     """How `outcome` falls short of a record that reads (a match or a study): an exit in `codes`,
     no traceback."""
     if outcome.exc:

@@ -272,18 +272,19 @@ def test_json_erratum_baseline_reads(rc):
     page, report = page_one(), report_of()
     page["errata"] = [ERRATUM]
     o = run_offline(rc, [page], report)
-    assert not reading_problems(o), reading_problems(o)
+    assert not reading_problems(o, (0,)), reading_problems(o, (0,))
     assert "erratum E1: Gathers logged twice" in o.out
 
 
 @pytest.mark.parametrize("value", [[1], {"x": 1}, "yes", 1, None, [["nested"]]], ids=json.dumps)
 def test_json_erratum_scores_depend_of_any_type(rc, value):
-    """scoresDepend is shown, read by no rule: any JSON value reads or is refused cleanly."""
+    """scoresDepend is true or false (records.md): any other JSON value is refused, named."""
     tally("json")
     page, report = page_one(), report_of()
     page["errata"] = [dict(ERRATUM, scoresDepend=value)]
     for options in ((), ("--json",)):
         o = run_offline(rc, [page], report, options=options)
+        assert o.code == 2 and "scoresDepend" in o.err, (options, o.code, o.err)
         assert not contract_problems(o), (options, contract_problems(o))
 
 
@@ -392,7 +393,8 @@ def test_json_unread_event_field_reads_clean(rc, kind, key, value):
 
 @pytest.mark.parametrize("kind", list(SAMPLES) + ["gift", "empty raid"])
 def test_json_event_sample_reads(rc, kind):
-    """Each sample event the cases above break reads when left whole."""
+    """Each sample event the cases above break reads when left whole: exit 1 where it moves a
+    published figure (a counter, coverage, a trade), else 0."""
     tally("json")
     if kind == "gift":
         event = sample_event("trade_completed", give={})
@@ -403,7 +405,8 @@ def test_json_event_sample_reads(rc, kind):
     page = page_one()
     page["events"].append(event)
     o = run_offline(rc, [page], report_of())
-    assert not reading_problems(o), reading_problems(o)
+    code = 0 if kind in ("deposit", "withdraw", "agent_died", "message", "rest", "region_collapsed") else 1
+    assert not reading_problems(o, (code,)), reading_problems(o, (code,))
 
 
 def log_case(name, change, names):
@@ -789,6 +792,8 @@ def test_json_extreme_finite_numbers_no_crash(rc, target, path, value):
     tally("json")
     pages, report = Case(target, path, value).record()
     o = run_offline(rc, pages, report)
+    # A finite double reads (its figures differ); an integer past 2**53 is refused.
+    assert o.code == (2 if isinstance(value, str) else 1), (o.code, o.err)
     assert not contract_problems(o), contract_problems(o)
 
 
