@@ -1,0 +1,108 @@
+"""Golden outputs: every bundled fixture and every record of the conformance corpus, run through
+both scripts (text, --all and --json; a match under each rubric version), against the exit
+status, stdout and stderr recorded in tests/golden/<script>.json.gz.
+
+A change of output is a change of behaviour: review it, then record the new outputs with
+`python3 tests/test_golden.py` (it needs ../shared/conformance beside this clone). Cases of the
+corpus are skipped, with a message, where it is absent.
+"""
+import contextlib
+import difflib
+import gzip
+import io
+import json
+import sys
+
+import pytest
+
+from conftest import FIXTURES, REPO, SHARED, load_script
+from loopback import Platform
+
+GOLDEN = REPO / "tests" / "golden"
+SCRIPTS = {"recompute": load_script("recompute"), "recompute_study": load_script("recompute_study")}
+RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
+VIEWS = ([], ["--all"], ["--json"])
+
+
+def manifest(name, key):
+    path = SHARED / name
+    return json.loads(path.read_text("utf-8"))[key] if path.is_file() else []
+
+
+def cases():
+    """(name, script, root, argv): argv's `{base}` is the loopback server over root."""
+    out = []
+    for root, where in ((FIXTURES, "fixtures"), (SHARED, "corpus")):
+        matches = sorted(p.name for p in (FIXTURES / "api" / "matches").iterdir()) if where == "fixtures" \
+            else [m["id"] for m in manifest("manifest.json", "matches")]
+        for mid in matches:
+            out += [("%s %s %s" % (where, mid, " ".join(v) or "text"), "recompute", root,
+                     ["--base", "{base}", mid] + v) for v in VIEWS]
+            out += [("%s %s --rubric %s" % (where, mid, v), "recompute", root,
+                     ["--base", "{base}", "--rubric", v, mid]) for v in RUBRICS]
+        studies = sorted("/u/%s/studies/%s" % (p.parent.parent.name, p.name)
+                         for p in (FIXTURES / "u").glob("*/studies/*")) if where == "fixtures" \
+            else [s["address"] for s in manifest("studies_manifest.json", "studies")]
+        linked = [s for s in studies if "/linked" in s] if where == "fixtures" \
+            else [s["address"] for s in manifest("linked_manifest.json", "studies")]
+        for address in sorted(set(studies) | set(linked)):
+            out += [("%s %s %s" % (where, address, " ".join(v) or "text"), "recompute_study", root,
+                     ["{base}" + address] + v) for v in VIEWS]
+        for address in linked:
+            out += [("%s %s end to end %s" % (where, address, " ".join(v) or "text"), "recompute", root,
+                     ["--base", "{base}", "--jobs", "2", "{base}" + address] + v) for v in VIEWS]
+    return out
+
+
+def run(script, root, argv):
+    """The script's main(argv) against a loopback platform over root: exit, stdout, stderr."""
+    with Platform(root) as platform:
+        argv = [a.replace("{base}", platform.url) for a in argv]
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = SCRIPTS[script].main(argv)
+            except SystemExit as stop:
+                code = stop.code
+        return {"exit": code, "stdout": out.getvalue().replace(platform.url, "{base}"),
+                "stderr": err.getvalue().replace(platform.url, "{base}")}
+
+
+def recorded(script):
+    path = GOLDEN / (script + ".json.gz")
+    return json.loads(gzip.decompress(path.read_bytes())) if path.is_file() else {}
+
+
+CASES = cases()
+RECORDED = {script: recorded(script) for script in SCRIPTS}
+
+
+@pytest.mark.parametrize("name,script,root,argv", CASES or [("corpus-absent", None, SHARED, [])],
+                         ids=[c[0] for c in CASES] or ["corpus-absent"])
+def test_output_is_the_recorded_one(name, script, root, argv):
+    if root == SHARED and not SHARED.is_dir():
+        pytest.skip("../shared/conformance is absent: the platform's conformance corpus is not beside this clone")
+    want = RECORDED[script].get(name)
+    assert want is not None, "no recorded output for %r: run python3 tests/test_golden.py" % name
+    got = run(script, root, argv)
+    for part in ("stdout", "stderr"):
+        diff = list(difflib.unified_diff(want[part].splitlines(), got[part].splitlines(), "recorded", "now",
+                                         lineterm="", n=1))
+        assert not diff, "%s %s:\n%s" % (name, part, "\n".join(diff[:60]))
+    assert got["exit"] == want["exit"]
+
+
+def test_every_case_is_recorded():
+    names = {c[0] for c in CASES if c[2] == FIXTURES or SHARED.is_dir()}
+    assert names <= set(RECORDED["recompute"]) | set(RECORDED["recompute_study"])
+
+
+if __name__ == "__main__":  # record the outputs of today's scripts
+    if not SHARED.is_dir():
+        sys.exit("the corpus ../shared/conformance is needed to record every case")
+    GOLDEN.mkdir(exist_ok=True)
+    for script in SCRIPTS:
+        outputs = {name: run(s, root, argv) for name, s, root, argv in CASES if s == script}
+        text = json.dumps(outputs, indent=0, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        (GOLDEN / (script + ".json.gz")).write_bytes(gzip.compress(text, mtime=0))
+        print("%s: %d cases" % (script, len(outputs)))
