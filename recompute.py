@@ -1,20 +1,18 @@
 #!/usr/bin/env python3
 """Recompute a daishi.ai match's published scores from its public record.
 
-For each seat of a finished match: replay the final wealth, recount the counters, map coverage,
-trade ledger and circular reputation from the event log, derive the five dimensions, rank, Fitness
-Index, grade and achievements under the report's rubric (1.0 to 2.4; rubric.md), print each
-published figure beside the recomputed one, and check the archive's `metrics`, `ledger` and
-`exploration` blocks against the events (records.md). In order: the rules §1-§8, the whole
-scorecard, §12 checks, reading records, reporting, saved copies (--against), a study end to end,
-network and saving, main.
+For each seat: replay the final wealth, recount the counters, map coverage, trade ledger and
+circular reputation from the event log, derive the five dimensions, rank, Fitness Index, grade and
+achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
+recomputed one, and check the archive's metrics, ledger and exploration blocks against the events
+(rubric.md, records.md). In order: the rules §1-§8, the scorecard, §12 checks, reading records,
+reporting, saved copies and --against, a study end to end, network and saving, main.
 
-    python3 recompute.py m_aa6f85fab659            # download and audit a match
-    python3 recompute.py m_aa6f85fab659 --save d   # ... keeping what it read in d/
-    python3 recompute.py d                         # re-audit the saved copies offline
+    python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep copies)
+    python3 recompute.py DIR                           # re-audit saved copies offline
     python3 recompute.py https://daishi.ai/u/kim/studies/s_0a1b2c3d  # a study end to end
 
-Options (see README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json, --jobs N.
+Options (README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json, --jobs N.
 Exit status: 0 every figure matches and every check agrees, 1 a figure differs, a check fails or
 the record changed, 2 a record cannot be read, 130 interrupted, 141 stdout closed.
 Python 3.9 or later, standard library only.
@@ -31,8 +29,8 @@ from operator import eq, itemgetter, le
 # --- constants
 DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
-# Escaped wherever a record's or server's text is shown: C0 and C1 controls, DEL, bidi marks,
-# embeddings, overrides and isolates, the Unicode line and paragraph separators.
+# Escaped in any text shown from a record or server: C0 and C1 controls, DEL, the bidi marks,
+# embeddings, overrides and isolates, the line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 MAX_SHOWN = 300               # characters of a record's or server's text shown, then a marker
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
@@ -43,14 +41,15 @@ MAX_RESPONSE_BYTES = 64 << 20  # one page or report
 MAX_JSON_VALUES = 1000000     # in one page or report (counted as its brackets, braces and commas)
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
 RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a server error, after a pause
-# rubric.md §2.1, in table order: the order of every sum over items.
+# rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
 ITEM_VALUES = (("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
                ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75))
 STRUCTURES = {"shelter": (100, 20), "storehouse": (120, 30), "workshop": (120, 45), "market": (120, 60)}
-STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")  # STRUCTURES: (max hp, value)
+STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
-COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack", "raid", "trade", "dormant", "awake")
+COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack", "raid", "trade",
+            "dormant", "awake")
 COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
                       trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
@@ -60,7 +59,7 @@ class RecordError(Exception):
 
 # --- §1 arithmetic
 def hu(x, places):
-    """Half up to `places` decimals on the double itself (rubric.md §1); too large to round: x."""
+    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to round."""
     scale = 10.0 ** places  # exactly 1, 10, 100 or 1000
     return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
 
@@ -80,32 +79,28 @@ def item_values(engine):
     return tuple((item, 8 if item == "ore" and engine == "0.1.0" else value) for item, value in ITEM_VALUES)
 
 def replay_structures(events, end, skipped, notes):
-    """§2.2: the structures standing at the end, in build order; 1 hp lost a round, 0 hp crumbles."""
+    """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0)."""
     standing, built = {}, []
     for event in events:
         kind, tick = event["type"], event["tick"]
         if kind not in STRUCTURE_EVENTS or event["seq"] in skipped: continue
         sid = event["structureId"]
-        if sid in standing and standing[sid]["crumbles"] <= tick:
-            del standing[sid]
-        structure = standing.get(sid)
-        if kind == "build":
-            if event["structure"] not in STRUCTURES:
-                notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
-                          % (event["structure"], event["seq"]))
-            elif structure is None:
-                structure = standing[sid] = {"id": sid, "kind": event["structure"], "owner": event["agentId"],
-                                             "crumbles": tick + STRUCTURES[event["structure"]][0], "contents": {}}
-                built.append(structure)
-        elif structure is None:
-            continue
-        elif kind == "repair":
-            structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, STRUCTURES[structure["kind"]][0])
-        elif structure["kind"] == "storehouse":
-            contents = structure["contents"]
+        structure = standing[sid] if sid in standing and standing[sid]["crumbles"] > tick else None
+        if kind == "build" and event["structure"] not in STRUCTURES:
+            notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
+                      % (event["structure"], event["seq"]))
+        elif kind == "build" and structure is None:
+            structure = standing[sid] = {"id": sid, "kind": event["structure"], "owner": event["agentId"],
+                                         "crumbles": tick + STRUCTURES[event["structure"]][0], "contents": {}}
+            built.append(structure)
+        elif kind == "repair" and structure is not None:
+            max_hp = STRUCTURES[structure["kind"]][0]
+            structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, max_hp)
+        elif kind != "build" and structure is not None and structure["kind"] == "storehouse":
             for item, qty in (event["taken"] if kind == "raid" else event["items"]).items():
-                contents[item] = max(contents.get(item, 0) + (qty if kind == "deposit" else -qty), 0)
-    return [dict(s, hp=s["crumbles"] - end) for s in built if standing.get(s["id"]) is s and s["crumbles"] > end]
+                had = structure["contents"].get(item, 0)
+                structure["contents"][item] = max(had + qty if kind == "deposit" else had - qty, 0)
+    return [dict(s, hp=s["crumbles"] - end) for s in built if standing[s["id"]] is s and s["crumbles"] > end]
 
 def replay_wealth(seat, structures, values):
     """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
@@ -132,14 +127,13 @@ def wealth_replays(archive, notes):
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
     """§3.1: each seat's counters and messages, or None where not recorded."""
-    metrics, events, out = archive["metrics"] or {}, archive["events"], {}
+    metrics, events = archive["metrics"] or {}, archive["events"]
+    out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
     by_kind = {kind: Counter(map(itemgetter("agentId"), archive["byType"].get(kind, ())))
                for kind, fields in EVENT_FIELDS.items() if events and fields[0][0] == "agentId"}
     for seat, card in zip(archive["seats"], report["cards"]):
         sid, entry = seat["id"], metrics.get(seat["id"])
-        if entry is None and not any(sid in agents for agents in by_kind.values()):
-            out[sid] = None
-            continue
+        if entry is None and not any(sid in agents for agents in by_kind.values()): continue
         out[sid] = c = dict.fromkeys(COUNTERS, 0) if events else {key: entry[key] for key in COUNTERS}
         for kind, key in COUNTED_EVENTS.items() if events else ():
             c[key] += by_kind[kind][sid]
@@ -213,15 +207,13 @@ def commons_shares(gathers, collapses, seats):
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
 def trade_ledger(archive, values):
-    """The ledger the rules read: from the events, else the archive's block, else None."""
     if not archive["events"]:
         return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
-    commons = commons_shares(events_of(archive, "gather"), events_of(archive, "region_collapsed"), archive["seats"])
-    return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values),
-            "commons": commons, "hasRep": True, "source": "events"}
+    return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values), "hasRep": True,
+            "commons": commons_shares(events_of(archive, "gather"), events_of(archive, "region_collapsed"),
+                                      archive["seats"]), "source": "events"}
 
 def partners(ledger, sid):
-    """(partner, pair) for each pair of the seat, in ascending partner id."""
     out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
     return sorted(out, key=itemgetter(0))
 
@@ -232,27 +224,23 @@ def credited_trades(ledger, sid, counters):
 
 # --- §5 rank, §6 the five dimensions
 def ranks(wealths, rubric):
-    """Position by wealth, ties in roster order (1.0, 2.0); else 1 + the seats with more."""
-    if rubric in ("1.0", "2.0"):
+    if rubric in ("1.0", "2.0"):  # ties in roster order
         position = {i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)}
         return [position[i] for i in range(len(wealths))]
     ascending = sorted(wealths)
     return [1 + len(ascending) - bisect_right(ascending, mine) for mine in wealths]
 
 def survival_score(seat, counters, match_rounds, rubric):
+    c = counters or dict.fromkeys(COUNTERS, 0)
     alive = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
     base = alive if seat["status"] == "dead" else 100 if seat["status"] == "active" else 55
-    c = counters or dict.fromkeys(COUNTERS, 0)
-    world_actions = c["gather"] + c["craft"] + c["build"] + c["repair"] + c["move"] + c["train"] + c["trade"] \
-        + c["attack"] + c["raid"]
-    share = 1
-    if rubric in ("2.3", "2.4") and counters is not None:
-        share = min(rate(world_actions, seat, match_rounds, rubric) / 10, 1)
-    return hu(clamp(base * share - 12 * c["dormant"] + 5 * c["awake"]), 1)
+    if rubric in ("2.3", "2.4") and counters is not None:  # world actions: all counters but the last two
+        base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
+    return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
 def economy_score(wealth, counters, seat, match_rounds, rubric):
-    activity = counters["gather"] + counters["craft"] + counters["build"] + counters["repair"]
-    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * rate(activity, seat, match_rounds, rubric) / 40), 1)
+    activity = rate(sum(counters[key] for key in COUNTERS[:4]), seat, match_rounds, rubric)
+    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * activity / 40), 1)
 
 def social_score(rep, credited, commons, counters, seat, match_rounds, rubric):
     r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
@@ -319,19 +307,21 @@ def recompute(archive, report):
     stocks = [index_stocks(seat, circular) if rubric == "2.4" else (seat["wealth"], seat["reputation"])
               for seat, (circular, _) in zip(seats, circulars)]
     seat_ranks, results = ranks([wealth for wealth, _ in stocks], rubric), []
+    reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
-        commons = ledger["commons"].get(sid, 0) if ledger else 0
-        dims = (survival_score(seat, counters[sid], rounds, rubric), economy_score(wealth, c, seat, rounds, rubric),
-                social_score(rep, credited_trades(ledger, sid, counters[sid]), commons, c, seat, rounds, rubric),
-                adaptation_score(seat, c, coverage[sid], has_map_record, rounds, rubric),
+        commons, cover = (ledger["commons"].get(sid, 0) if ledger else 0), coverage[sid]
+        credited = credited_trades(ledger, sid, counters[sid])
+        dims = (survival_score(seat, counters[sid], rounds, rubric),
+                economy_score(wealth, c, seat, rounds, rubric),
+                social_score(rep, credited, commons, c, seat, rounds, rubric),
+                adaptation_score(seat, c, cover, has_map_record, rounds, rubric),
                 competitiveness_score(seat, seat_ranks[i], wealth, len(seats)))
-        index, reads_map = fitness_index(dims), reads_coverage(rubric, has_map_record)
-        figures = dict(wealth=seat["wealth"], status=seat["status"], rank=seat_ranks[i], fitnessIndex=index,
-                       grade=grade_of(index, dims, rubric), mapCoverage=coverage[sid],
-                       achievements=achievements(seat, wealth, rep, coverage[sid], reads_map, rounds))
-        figures.update(zip(DIMENSIONS, dims))
+        index = fitness_index(dims)
+        figures = dict(zip(DIMENSIONS, dims), fitnessIndex=index, grade=grade_of(index, dims, rubric),
+                       wealth=seat["wealth"], status=seat["status"], rank=seat_ranks[i], mapCoverage=cover,
+                       achievements=achievements(seat, wealth, rep, cover, reads_map, rounds))
         if rubric == "2.4":
             figures.update(indexWealth=wealth, indexReputation=rep, circularReputation=circular,
                            circularEstimated=estimated)
@@ -344,7 +334,6 @@ def check(name, stamped, replayed):
     return {"check": name, "agrees": stamped == replayed, "published": stamped, "recomputed": replayed}
 
 def block_checks(archive, counters, visited, ledger):
-    """The archive's blocks against the events, where it carries both."""
     if not archive["events"]: return []
     checks = [check("metrics %s.%s" % (sid, key), entry[key], (counters[sid] or {}).get(key, 0))
               for sid, entry in (archive["metrics"] or {}).items() for key in COUNTERS]
@@ -368,7 +357,7 @@ def ledger_checks(block, ledger, seats):
         if mine is None or theirs is None:
             out.append(check(name, "present" if theirs else "absent", "present" if mine else "absent"))
             continue
-        out += [check("%s.%s" % (name, field), theirs[field], mine[field]) for field in ("trades", "netShare")]
+        out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
         if theirs["rep"] is not None:
             out += [check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]) for side in key]
     return out + [check("ledger commons.%s" % seat["id"], block["commons"].get(seat["id"], 0),
