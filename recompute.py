@@ -175,11 +175,13 @@ def ledger_from_events(events, values):
     for event in events:
         giver, taker = event["from"], event["to"]
         a, b = min(giver, taker), max(giver, taker)
-        pair = flows.setdefault((a, b), {"trades": 0, "received": Counter(), "given": Counter()})
+        pair = flows.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
         pair["trades"] += 1
         # A (the lower id) receives `receive` when it is `from`, `give` when it is `to`.
-        pair["received"].update(event["receive"] if giver == a else event["give"])
-        pair["given"].update(event["give"] if giver == a else event["receive"])
+        got, gave = (event["receive"], event["give"]) if giver == a else (event["give"], event["receive"])
+        for side, items in (("received", got), ("given", gave)):
+            for item, qty in items.items():
+                pair[side][item] = pair[side].get(item, 0) + qty
         if event["give"] and event["receive"]:  # paid: 5 trades per partner, 20 in all
             for key in ((giver, taker), (taker, giver)):
                 if points[key] < 5 and paid_in_all[key[0]] < 20:
@@ -197,9 +199,9 @@ def commons_shares(gathers, collapses, seats):
         events.append(event)
     for event in collapses:
         ticks, events = draws.get((event["region"], event["resource"]), ([], []))
-        c, units = event["tick"], Counter()
+        c, units = event["tick"], {}
         for gather in events[bisect_right(ticks, c - 50):bisect_right(ticks, c)]:  # g <= c, c - g < 50
-            units[gather["agentId"]] += gather["gathered"]
+            units[gather["agentId"]] = units.get(gather["agentId"], 0) + gather["gathered"]
         if len(units) < 2: continue
         total = sum(units.values())  # integers
         for agent, drawn in units.items():
@@ -209,9 +211,10 @@ def commons_shares(gathers, collapses, seats):
 def trade_ledger(archive, values):
     if not archive["events"]:
         return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
-    return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values), "hasRep": True,
-            "commons": commons_shares(events_of(archive, "gather"), events_of(archive, "region_collapsed"),
-                                      archive["seats"]), "source": "events"}
+    gathers, collapses = events_of(archive, "gather"), events_of(archive, "region_collapsed")
+    commons = commons_shares(gathers, collapses, archive["seats"])
+    return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values),
+            "commons": commons, "hasRep": True, "source": "events"}
 
 def partners(ledger, sid):
     out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
@@ -239,8 +242,9 @@ def survival_score(seat, counters, match_rounds, rubric):
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
 def economy_score(wealth, counters, seat, match_rounds, rubric):
-    activity = rate(sum(counters[key] for key in COUNTERS[:4]), seat, match_rounds, rubric)
-    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * activity / 40), 1)
+    activity = sum(counters[key] for key in COUNTERS[:4])  # gather, craft, build, repair
+    r_activity = rate(activity, seat, match_rounds, rubric)
+    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r_activity / 40), 1)
 
 def social_score(rep, credited, commons, counters, seat, match_rounds, rubric):
     r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
@@ -254,8 +258,8 @@ def reads_coverage(rubric, has_map_record):
 
 def adaptation_score(seat, counters, coverage, has_map_record, match_rounds, rubric):
     r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
-    last = 30 * min(coverage / 0.25, 1) if reads_coverage(rubric, has_map_record) else \
-        1.5 * min(r(counters["move"]), 20)
+    last = (30 * min(coverage / 0.25, 1) if reads_coverage(rubric, has_map_record)
+            else 1.5 * min(r(counters["move"]), 20))
     return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
 
 def competitiveness_score(seat, rank, wealth, field_size):
@@ -340,13 +344,12 @@ def block_checks(archive, counters, visited, ledger):
     if archive["ledger"] is not None:
         checks += ledger_checks(archive["ledger"], ledger, archive["seats"])
     exploration = archive["exploration"]
-    if exploration is not None:  # the block lists every seat
-        checks += [check("exploration %s" % seat["id"], "absent", "present")
-                   for seat in archive["seats"] if seat["id"] not in exploration]
-        for sid, entry in exploration.items():
-            checks += [check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])),
-                       check("exploration %s.coverage" % sid, entry["coverage"],
-                             coverage_of(len(visited[sid]), archive["regions"]))]
+    checks += [check("exploration %s" % seat["id"], "absent", "present")  # the block lists every seat
+               for seat in archive["seats"] if exploration is not None and seat["id"] not in exploration]
+    for sid, entry in (exploration or {}).items():
+        checks += [check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])),
+                   check("exploration %s.coverage" % sid, entry["coverage"],
+                         coverage_of(len(visited[sid]), archive["regions"]))]
     return checks
 
 def ledger_checks(block, ledger, seats):
