@@ -29,8 +29,7 @@ from operator import eq, itemgetter, le
 # --- constants
 DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
-# Escaped in any text shown from a record or server: C0 and C1 controls, DEL, the bidi marks,
-# embeddings, overrides and isolates, the line and paragraph separators.
+# Escaped in any text shown from a record or server: controls, DEL, bidi marks, line separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 MAX_SHOWN = 300               # characters of a record's or server's text shown, then a marker
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
