@@ -1,127 +1,69 @@
 #!/usr/bin/env python3
 """Recompute a daishi.ai match's published scores from its public record.
 
-For each seat of a finished match this script replays the final wealth from the archive,
-recounts the counters, map coverage, trade ledger and circular reputation from the event log,
-and derives the five dimensions, rank, Fitness Index, grade and achievements under the rubric
-the report names (1.0, 2.0, 2.1, 2.2, 2.3 or 2.4). It prints every published figure beside the
-recomputed one, `same` or `DIFFERS`, and checks the archive's own `metrics`, `ledger` and
-`exploration` blocks against the events. The rules are the platform's `rubric.md`; the
-records, `records.md`. The file reads in this order:
+For each seat: replay the final wealth, recount the counters, map coverage, trade ledger and
+circular reputation from the event log, derive the five dimensions, rank, Fitness Index, grade and
+achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
+recomputed one, and check the archive's metrics, ledger and exploration blocks against the events
+(rubric.md, records.md). In order: the rules §1-§8, the scorecard, §12 checks, reading records,
+reporting, saved copies and --against, a study end to end, network and saving, main.
 
-    the rules, §1-§8     arithmetic, wealth, counters and rates, the trade ledger, rank, the
-                         five dimensions, circular reputation, index, grade and achievements
-    the whole scorecard  every seat's figures under the report's rubric
-    §12 checks           the archive's blocks against the events
-    reading records      the forms of fields, the pages, archive, event log and report
-    reporting            published beside recomputed, as text or --json
-    saved copies         a folder --save wrote, and --against: what changed since
-    a study end to end   its matches audited, its CSV rows tied to their records
-    network and saving   requests under a deadline, redirects, --save
-    main                 the command line
-
-Run it:
-
-    python3 recompute.py m_aa6f85fab659            # download and audit a match
-    python3 recompute.py m_aa6f85fab659 --save d   # ... keeping what it read in d/
-    python3 recompute.py d                         # re-audit the saved copies offline
-    python3 recompute.py --rubric 2.2 m_aa6f85fab659
-    python3 recompute.py --base http://127.0.0.1:8000 m_aa6f85fab659 m_...
+    python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep copies)
+    python3 recompute.py DIR                           # re-audit saved copies offline
     python3 recompute.py https://daishi.ai/u/kim/studies/s_0a1b2c3d  # a study end to end
 
-Options: --base URL (or DAISHI_BASE) names the server, --rubric V reads the report under
-version V, --save DIR keeps the downloads (and saved.json), --against OLD lists what changed
-since a saved copy, --all prints a row per figure, --json prints one JSON document, --jobs N
-audits a study's matches N at a time. Exit status: 0 every figure matches and every check
-agrees, 1 a figure differs, a check fails or the record changed, 2 a record cannot be read,
-130 interrupted (Ctrl-C), 141 stdout closed. A request ends 30 s after it began
-(DAISHI_TIMEOUT), a retry included.
-
+Options (README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json, --jobs N.
+Exit status: 0 every figure matches and every check agrees, 1 a figure differs, a check fails or
+the record changed, 2 a record cannot be read, 130 interrupted, 141 stdout closed.
 Python 3.9 or later, standard library only.
 """
-import argparse
-import csv
-import gc
-import hashlib
-import io
-import http.client
-import json
-import math
-from collections import Counter
-from operator import eq, itemgetter, le
-import os
-import re
-import socket
-import sys
-import tempfile
-import threading
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
+import argparse, csv, gc, hashlib, io, http.client, json, math, os, re, socket, sys, tempfile, threading
+import time, urllib.error, urllib.parse, urllib.request
 from bisect import bisect_right
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
 from heapq import merge
 from itertools import chain, zip_longest
+from operator import eq, itemgetter, le
 
-# ---------------------------------------------------------------- constants
-
-DEFAULT_BASE = "https://daishi.ai"
-BASE_ENV = "DAISHI_BASE"
+# --- constants
+DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
-# Escaped wherever a record's or a server's text is shown: C0 and C1 controls, DEL, the bidi
-# marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+# Escaped in any text shown from a record or server: controls, DEL, bidi marks, line separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 MAX_SHOWN = 300               # characters of a record's or server's text shown, then a marker
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
-
 EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
-TIMEOUT_SECONDS = 30          # one request, whole (a retry included); DAISHI_TIMEOUT sets another
-TIMEOUT_ENV = "DAISHI_TIMEOUT"
+TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a retry included)
 DOWNLOAD_SECONDS = 600        # a whole match's download, every page and the report
 MAX_RESPONSE_BYTES = 64 << 20  # one page or report
-MAX_JSON_VALUES = 1000000    # in one page or report (counted as its brackets, braces and commas)
+MAX_JSON_VALUES = 1000000     # in one page or report (counted as its brackets, braces and commas)
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
-RETRIES_ON_5XX = 1            # one more try after a server error, after a pause
-RETRY_PAUSE_SECONDS = 1.0
-
-# rubric.md §2.1, in table order: the order of every sum over items.
-ITEM_VALUES = (
-    ("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
-    ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75),
-)
-STRUCTURES = {  # kind: (max hp, value)
-    "shelter": (100, 20), "storehouse": (120, 30),
-    "workshop": (120, 45), "market": (120, 60),
-}
+RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a server error, after a pause
+# rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
+ITEM_VALUES = (("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
+               ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75))
+STRUCTURES = {"shelter": (100, 20), "storehouse": (120, 30), "workshop": (120, 45), "market": (120, 60)}
 STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
-COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack",
-            "raid", "trade", "dormant", "awake")
+COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack", "raid", "trade",
+            "dormant", "awake")
 COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
                       trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
 
-
 class RecordError(Exception):
     """The record cannot be read: one line naming the file and field."""
 
-
-# ------------------------------------------------------------ arithmetic §1
-
+# --- §1 arithmetic
 def hu(x, places):
-    """Half up to `places` decimals on the double itself (rubric.md §1)."""
+    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to round."""
     scale = 10.0 ** places  # exactly 1, 10, 100 or 1000
-    scaled = x * scale
-    if not math.isfinite(scaled):  # a double this large has no fraction left to round
-        return x
-    return math.floor(scaled + 0.5) / scale
-
+    return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
 
 def clamp(x):
     return min(max(x, 0), 100)
-
 
 def running_sum(terms):
     """Left to right from 0.0: the platform never compensates its sums."""
@@ -130,161 +72,105 @@ def running_sum(terms):
         total += term
     return total
 
-
-# ------------------------------------------------------------- §2 wealth
-
+# --- §2 wealth
 def item_values(engine):
     """The table's values; ore at 8 in the archives of engine 0.1.0."""
     return tuple((item, 8 if item == "ore" and engine == "0.1.0" else value) for item, value in ITEM_VALUES)
 
-
 def replay_structures(events, end, skipped, notes):
-    """§2.2: the structures standing at the end, in the order they were built."""
+    """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0)."""
     standing, built = {}, []
-
-    def bring(structure, tick):  # 1 hp lost a round: whether it still stands at `tick`
-        structure["hp"] -= tick - structure["tick"]
-        structure["tick"] = tick
-        return structure["hp"] > 0
-
     for event in events:
-        kind = event["type"]
-        if kind not in STRUCTURE_EVENTS or event["seq"] in skipped:
-            continue
+        kind, tick = event["type"], event["tick"]
+        if kind not in STRUCTURE_EVENTS or event["seq"] in skipped: continue
         sid = event["structureId"]
-        structure = standing.get(sid)
-        if structure is not None and not bring(structure, event["tick"]):
-            del standing[sid]
-            structure = None
-        if kind == "build":
-            if event["structure"] not in STRUCTURES:
-                notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
-                          % (event["structure"], event["seq"]))
-            elif structure is None:
-                structure = standing[sid] = {"id": sid, "kind": event["structure"], "owner": event["agentId"],
-                                             "hp": STRUCTURES[event["structure"]][0], "tick": event["tick"],
-                                             "contents": {}}
-                built.append(structure)
-        elif structure is None:
-            continue
-        elif kind == "repair":
-            structure["hp"] = min(structure["hp"] + 25, STRUCTURES[structure["kind"]][0])
-        elif structure["kind"] == "storehouse":
-            sign = 1 if kind == "deposit" else -1
+        structure = standing[sid] if sid in standing and standing[sid]["crumbles"] > tick else None
+        if kind == "build" and event["structure"] not in STRUCTURES:
+            notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
+                      % (event["structure"], event["seq"]))
+        elif kind == "build" and structure is None:
+            structure = standing[sid] = {"id": sid, "kind": event["structure"], "owner": event["agentId"],
+                                         "crumbles": tick + STRUCTURES[event["structure"]][0], "contents": {}}
+            built.append(structure)
+        elif kind == "repair" and structure is not None:
+            max_hp = STRUCTURES[structure["kind"]][0]
+            structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, max_hp)
+        elif kind != "build" and structure is not None and structure["kind"] == "storehouse":
             for item, qty in (event["taken"] if kind == "raid" else event["items"]).items():
-                structure["contents"][item] = max(structure["contents"].get(item, 0) + sign * qty, 0)
-    return [s for s in built if standing.get(s["id"]) is s and bring(s, end)]
-
+                had = structure["contents"].get(item, 0)
+                structure["contents"][item] = max(had + qty if kind == "deposit" else had - qty, 0)
+    return [dict(s, hp=s["crumbles"] - end) for s in built if standing[s["id"]] is s and s["crumbles"] > end]
 
 def replay_wealth(seat, structures, values):
     """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
     total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values)
-    for structure in structures:
-        if structure["owner"] != seat["id"]:
-            continue
+    for structure in (s for s in structures if s["owner"] == seat["id"]):
         max_hp, value = STRUCTURES[structure["kind"]]
         total += value * structure["hp"] / max_hp
-        if structure["kind"] == "storehouse":
-            for item, item_value in values:
-                total += structure["contents"].get(item, 0) * item_value
+        for item, item_value in values:  # a storehouse's contents (no other kind holds any)
+            total += structure["contents"].get(item, 0) * item_value
     return hu(total, 2)
-
 
 def wealth_replays(archive, notes):
     """Each seat's replayed wealth as logged, and without the errata's events (None if none)."""
-    values = item_values(archive["engine"])
-    known = dict(values)
-    for seat in archive["seats"]:
-        for item in seat["inventory"]:
-            if item not in known:
-                notes.add("%s holds %r, an item the rubric values at 0" % (seat["id"], item))
+    values, seats, known = item_values(archive["engine"]), archive["seats"], dict(ITEM_VALUES)
+    notes.update("%s holds %r, an item the rubric values at 0" % (seat["id"], item)
+                 for seat in seats for item in seat["inventory"] if item not in known)
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
     events = events_of(archive, *STRUCTURE_EVENTS)
-    logged = replay_structures(events, archive["end"], set(), notes)
-    as_logged = [replay_wealth(seat, logged, values) for seat in archive["seats"]]
-    if not skipped:
-        return as_logged, None
-    corrected = replay_structures(events, archive["end"], skipped, notes)
-    return as_logged, [replay_wealth(seat, corrected, values) for seat in archive["seats"]]
+    wealths = [[replay_wealth(seat, standing, values) for seat in seats]
+               for standing in (replay_structures(events, archive["end"], skip, notes)
+                                for skip in ([set(), skipped] if skipped else [set()]))]
+    return wealths[0], wealths[1] if skipped else None
 
-
-# ------------------------------------------------------ §3 counters, rates
-
+# --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
     """§3.1: each seat's counters and messages, or None where not recorded."""
-    metrics, counts, named = archive["metrics"] or {}, {}, set()
-    if archive["events"]:
-        counts = {seat["id"]: dict.fromkeys(COUNTERS, 0) for seat in archive["seats"]}
-        for kind, fields in EVENT_FIELDS.items():
-            if fields[0][0] != "agentId":
-                continue
-            per_seat = Counter(map(itemgetter("agentId"), archive["byType"].get(kind, ())))
-            named.update(per_seat)
-            if kind in COUNTED_EVENTS:
-                for agent, n in per_seat.items():
-                    counts[agent][COUNTED_EVENTS[kind]] += n
-    out = {}
+    metrics, events = archive["metrics"] or {}, archive["events"]
+    out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
+    by_kind = {kind: Counter(map(itemgetter("agentId"), archive["byType"].get(kind, ())))
+               for kind, fields in EVENT_FIELDS.items() if events and fields[0][0] == "agentId"}
     for seat, card in zip(archive["seats"], report["cards"]):
         sid, entry = seat["id"], metrics.get(seat["id"])
-        if sid not in named and entry is None:
-            out[sid] = None
-            continue
-        out[sid] = counters = counts[sid] if counts else {key: entry[key] for key in COUNTERS}
-        if card["messagesSent"] is not None:
-            counters["messages"] = card["messagesSent"]
-        else:
-            counters["messages"] = 0 if entry is None else entry["message"] + entry["message_private"]
+        if entry is None and not any(sid in agents for agents in by_kind.values()): continue
+        out[sid] = c = dict.fromkeys(COUNTERS, 0) if events else {key: entry[key] for key in COUNTERS}
+        for kind, key in COUNTED_EVENTS.items() if events else ():
+            c[key] += by_kind[kind][sid]
+        own = 0 if entry is None else entry["message"] + entry["message_private"]
+        c["messages"] = own if card["messagesSent"] is None else card["messagesSent"]
     return out
-
-
-def activity(c):
-    return c["gather"] + c["craft"] + c["build"] + c["repair"]
-
-
-def world_actions(c):
-    return activity(c) + c["move"] + c["train"] + c["trade"] + c["attack"] + c["raid"]
-
 
 def rate(count, seat, match_rounds, rubric):
     """§3.2: a flow per 100 rounds alive under 2.x; the count itself under 1.0."""
-    if rubric == "1.0":
-        return count
+    if rubric == "1.0": return count
     divisor = max(seat["roundsAlive"], min(match_rounds, 300))
     return 0 if divisor == 0 else count * 100 / divisor
-
 
 def coverage_of(regions, map_regions):
     return math.floor(1000 * regions / map_regions + 0.5) / 1000
 
-
 def map_coverage(archive):
     """§3.3: each seat's coverage, the regions it visited, whether the archive has a map record."""
-    exploration, by_type = archive["exploration"], archive["byType"]
+    exploration, by_type, seats = archive["exploration"], archive["byType"], archive["seats"]
+    has_map = exploration is not None or "agent_spawned" in by_type or "agent_registered" in by_type
     if not archive["events"]:
         block = exploration or {}
-        coverage = {seat["id"]: block[seat["id"]]["coverage"] if seat["id"] in block else 0
-                    for seat in archive["seats"]}
-        return coverage, None, exploration is not None
-    visited = {seat["id"]: set() for seat in archive["seats"]}
+        return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, None, has_map
+    visited = {seat["id"]: set() for seat in seats}
     for kind, key in (("agent_spawned", "region"), ("agent_registered", "region"), ("move", "to")):
         for agent, region in set(map(itemgetter("agentId", key), by_type.get(kind, ()))):
             visited[agent].add(region)
-    coverage = {sid: coverage_of(len(regions), archive["regions"]) for sid, regions in visited.items()}
-    has_spawn = "agent_spawned" in by_type or "agent_registered" in by_type
-    return coverage, visited, has_spawn or exploration is not None
+    return {sid: coverage_of(len(r), archive["regions"]) for sid, r in visited.items()}, visited, has_map
 
-
-# ------------------------------------------------------- §4 trade ledger
-
+# --- §4 the trade ledger
 def net_share(received, given, values):
     n = running_sum(abs(received.get(i, 0) - given.get(i, 0)) * v for i, v in values)
     d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values)
     return 0 if d == 0 else hu(n / d, 3)
 
-
 def ledger_from_events(events, values):
     """§4 and §7 from trade_completed: per pair its trades, net share and the points it paid."""
-    flows, points, paid_in_all = {}, {}, {}
+    flows, points, paid_in_all = {}, Counter(), Counter()
     for event in events:
         giver, taker = event["from"], event["to"]
         a, b = min(giver, taker), max(giver, taker)
@@ -297,157 +183,115 @@ def ledger_from_events(events, values):
                 pair[side][item] = pair[side].get(item, 0) + qty
         if event["give"] and event["receive"]:  # paid: 5 trades per partner, 20 in all
             for key in ((giver, taker), (taker, giver)):
-                if points.get(key, 0) < 5 and paid_in_all.get(key[0], 0) < 20:
-                    points[key] = points.get(key, 0) + 1
-                    paid_in_all[key[0]] = paid_in_all.get(key[0], 0) + 1
+                if points[key] < 5 and paid_in_all[key[0]] < 20:
+                    points[key] += 1
+                    paid_in_all[key[0]] += 1
     return [{"a": a, "b": b, "trades": f["trades"], "netShare": net_share(f["received"], f["given"], values),
-             "rep": {a: points.get((a, b), 0), b: points.get((b, a), 0)}}
-            for (a, b), f in sorted(flows.items())]
-
+             "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(flows.items())]
 
 def commons_shares(gathers, collapses, seats):
     """§4: each seat's share of the pools that collapsed while several drew (events in log order)."""
-    draws = {}
+    draws, sums = {}, {seat["id"]: 0.0 for seat in seats}
     for event in gathers:
         ticks, events = draws.setdefault((event["region"], event["resource"]), ([], []))
         ticks.append(event["tick"])
         events.append(event)
-    sums = {seat["id"]: 0.0 for seat in seats}
     for event in collapses:
         ticks, events = draws.get((event["region"], event["resource"]), ([], []))
         c, units = event["tick"], {}
         for gather in events[bisect_right(ticks, c - 50):bisect_right(ticks, c)]:  # g <= c, c - g < 50
             units[gather["agentId"]] = units.get(gather["agentId"], 0) + gather["gathered"]
-        if len(units) < 2:
-            continue
+        if len(units) < 2: continue
         total = sum(units.values())  # integers
         for agent, drawn in units.items():
             sums[agent] += drawn / total
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
-
 def trade_ledger(archive, values):
-    """The ledger the rules read: from the events, else the archive's block, else None."""
-    if archive["events"]:
-        commons = commons_shares(events_of(archive, "gather"), events_of(archive, "region_collapsed"),
-                                 archive["seats"])
-        return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values),
-                "commons": commons, "hasRep": True, "source": "events"}
-    return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
-
+    if not archive["events"]:
+        return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
+    gathers, collapses = events_of(archive, "gather"), events_of(archive, "region_collapsed")
+    commons = commons_shares(gathers, collapses, archive["seats"])
+    return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values),
+            "commons": commons, "hasRep": True, "source": "events"}
 
 def partners(ledger, sid):
-    """(partner, pair) for each pair of the seat, in ascending partner id."""
     out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
     return sorted(out, key=itemgetter(0))
 
-
 def credited_trades(ledger, sid, counters):
     """hu(Σ min(trades, 5) × net share, 3) over partners; completed trades without a ledger."""
-    if ledger is None:
-        return counters["trade"] if counters else 0
+    if ledger is None: return counters["trade"] if counters else 0
     return hu(running_sum(min(pair["trades"], 5) * pair["netShare"] for _, pair in partners(ledger, sid)), 3)
 
-
-# ------------------------------------------------------------- §5 rank
-
+# --- §5 rank, §6 the five dimensions
 def ranks(wealths, rubric):
-    """Position by wealth, ties in roster order (1.0, 2.0); else 1 + the seats with more."""
-    if rubric in ("1.0", "2.0"):
-        out = [0] * len(wealths)
-        for position, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i])):
-            out[i] = position + 1
-        return out
+    if rubric in ("1.0", "2.0"):  # ties in roster order
+        position = {i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)}
+        return [position[i] for i in range(len(wealths))]
     ascending = sorted(wealths)
     return [1 + len(ascending) - bisect_right(ascending, mine) for mine in wealths]
 
-
-# ------------------------------------------------------- §6 dimensions
-
 def survival_score(seat, counters, match_rounds, rubric):
-    if seat["status"] == "dead":
-        base = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
-    else:
-        base = 100 if seat["status"] == "active" else 55
-    share = 1
-    if rubric in ("2.3", "2.4") and counters is not None:
-        share = min(rate(world_actions(counters), seat, match_rounds, rubric) / 10, 1)
     c = counters or dict.fromkeys(COUNTERS, 0)
-    return hu(clamp(base * share - 12 * c["dormant"] + 5 * c["awake"]), 1)
-
+    alive = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
+    base = alive if seat["status"] == "dead" else 100 if seat["status"] == "active" else 55
+    if rubric in ("2.3", "2.4") and counters is not None:  # world actions: all counters but the last two
+        base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
+    return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
 def economy_score(wealth, counters, seat, match_rounds, rubric):
-    r_activity = rate(activity(counters), seat, match_rounds, rubric)
+    activity = sum(counters[key] for key in COUNTERS[:4])  # gather, craft, build, repair
+    r_activity = rate(activity, seat, match_rounds, rubric)
     return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r_activity / 40), 1)
-
 
 def social_score(rep, credited, commons, counters, seat, match_rounds, rubric):
     r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
-    if rubric not in ("2.3", "2.4"):
-        return hu(clamp(22 * r(counters["trade"]) + 8 * rep + 1.5 * min(r(counters["messages"]), 15)), 1)
-    inner = clamp(22 * r(credited) + 8 * rep + 1.5 * min(r(counters["messages"]), 15))
-    return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)), 1)
-
+    credits = rubric in ("2.3", "2.4")  # credited trades, less aggression and the commons
+    inner = clamp(22 * r(credited if credits else counters["trade"]) + 8 * rep
+                  + 1.5 * min(r(counters["messages"]), 15))
+    return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)) if credits else inner, 1)
 
 def reads_coverage(rubric, has_map_record):
     return rubric in ("2.3", "2.4") or (rubric == "2.2" and has_map_record)
 
-
 def adaptation_score(seat, counters, coverage, has_map_record, match_rounds, rubric):
     r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
-    if reads_coverage(rubric, has_map_record):
-        last = 30 * min(coverage / 0.25, 1)
-    else:
-        last = 1.5 * min(r(counters["move"]), 20)
+    last = (30 * min(coverage / 0.25, 1) if reads_coverage(rubric, has_map_record)
+            else 1.5 * min(r(counters["move"]), 20))
     return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
-
 
 def competitiveness_score(seat, rank, wealth, field_size):
     rank_points = 100 if field_size == 1 else 100 * (field_size - rank) / (field_size - 1)
     c = (rank_points + clamp(100 * wealth / 500)) / 2
     return hu(c / 2 if seat["status"] == "dead" else c, 1)
 
-
-# ------------------------------------------------ §7 circular reputation
-
+# --- §7 circular reputation (2.4), §8 the index, grade, achievements
 def circular_reputation(ledger, sid):
     """(circular, estimated): hu(Σ points × (1 − net share), 3) over partners."""
-    if ledger is None:
-        return 0, False
-    mine = partners(ledger, sid)
-    if ledger["hasRep"]:
-        points = [pair["rep"][sid] for _, pair in mine]
-    else:  # estimated: min(trades, 5) each, scaled to 20 in all
-        points = [min(pair["trades"], 5) for _, pair in mine]
-        total = sum(points)  # integers
-        if total > 20:
-            points = [p * (20 / total) for p in points]
-    circular = running_sum(p * (1 - pair["netShare"]) for p, (_, pair) in zip(points, mine))
-    return hu(circular, 3), not ledger["hasRep"] and bool(mine)
-
+    if ledger is None: return 0, False
+    mine, estimated = [pair for _, pair in partners(ledger, sid)], not ledger["hasRep"]
+    points = [min(pair["trades"], 5) if estimated else pair["rep"][sid] for pair in mine]
+    total = sum(points) if estimated else 0  # integers
+    if total > 20:  # estimated: min(trades, 5) each, scaled to 20 in all
+        points = [p * (20 / total) for p in points]
+    circular = running_sum(p * (1 - pair["netShare"]) for p, pair in zip(points, mine))
+    return hu(circular, 3), estimated and bool(mine)
 
 def index_stocks(seat, circular):
     """Index wealth and reputation: the archive's, less what circular trade earned."""
-    if circular > 0:
-        return hu(seat["wealth"] - 2 * circular, 3), hu(seat["reputation"] - circular, 3)
-    return seat["wealth"], seat["reputation"]
-
-
-# ------------------------------------- §8 the index, grade, achievements
+    if circular <= 0: return seat["wealth"], seat["reputation"]
+    return hu(seat["wealth"] - 2 * circular, 3), hu(seat["reputation"] - circular, 3)
 
 def fitness_index(dims):
     survival, economy, social, adaptation, competitiveness = dims
     return hu(clamp(0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation
                     + 0.15 * competitiveness), 1)
 
-
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
     grade = next((g for floor, g in ((80, "A"), (65, "B"), (50, "C"), (35, "D")) if index >= floor), "F")
-    if rubric != "1.0" and grade in ("A", "B") and len([d for d in dims if d >= 50]) < 3:
-        return "C"
-    return grade
-
+    return "C" if rubric != "1.0" and grade in ("A", "B") and len([d for d in dims if d >= 50]) < 3 else grade
 
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
     earned = [("survivor", seat["status"] == "active" and seat["roundsAlive"] >= match_rounds),
@@ -455,91 +299,71 @@ def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
               ("explorer", reads_map and coverage >= 0.25)]
     return [name for name, won in earned if won]
 
-
-# -------------------------------------------------- the whole scorecard
-
+# --- the whole scorecard
 def recompute(archive, report):
     """Every seat's recomputed figures under the report's rubric; the checks, notes and ledger."""
-    rubric, seats, rounds = report["rubric"], archive["seats"], archive["rounds"]
-    notes, values = set(), item_values(archive["engine"])
+    rubric, seats, rounds, notes = report["rubric"], archive["seats"], archive["rounds"], set()
     as_logged, without_errata = wealth_replays(archive, notes)
-    counters = seat_counters(archive, report)
-    coverage, visited, has_map_record = map_coverage(archive)
-    ledger = trade_ledger(archive, values)
-    reads_map = reads_coverage(rubric, has_map_record)
+    counters, (coverage, visited, has_map_record) = seat_counters(archive, report), map_coverage(archive)
+    ledger = trade_ledger(archive, item_values(archive["engine"]))
     circulars = [circular_reputation(ledger, seat["id"]) for seat in seats]
     stocks = [index_stocks(seat, circular) if rubric == "2.4" else (seat["wealth"], seat["reputation"])
               for seat, (circular, _) in zip(seats, circulars)]
-    seat_ranks = ranks([wealth for wealth, _ in stocks], rubric)
-    results = []
+    seat_ranks, results = ranks([wealth for wealth, _ in stocks], rubric), []
+    reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
+        commons, cover = (ledger["commons"].get(sid, 0) if ledger else 0), coverage[sid]
         credited = credited_trades(ledger, sid, counters[sid])
-        commons = ledger["commons"].get(sid, 0) if ledger else 0
         dims = (survival_score(seat, counters[sid], rounds, rubric),
                 economy_score(wealth, c, seat, rounds, rubric),
                 social_score(rep, credited, commons, c, seat, rounds, rubric),
-                adaptation_score(seat, c, coverage[sid], has_map_record, rounds, rubric),
+                adaptation_score(seat, c, cover, has_map_record, rounds, rubric),
                 competitiveness_score(seat, seat_ranks[i], wealth, len(seats)))
         index = fitness_index(dims)
-        figures = dict(wealth=seat["wealth"], status=seat["status"], rank=seat_ranks[i], fitnessIndex=index,
-                       grade=grade_of(index, dims, rubric), mapCoverage=coverage[sid],
-                       achievements=achievements(seat, wealth, rep, coverage[sid], reads_map, rounds))
-        figures.update(zip(DIMENSIONS, dims))
+        figures = dict(zip(DIMENSIONS, dims), fitnessIndex=index, grade=grade_of(index, dims, rubric),
+                       wealth=seat["wealth"], status=seat["status"], rank=seat_ranks[i], mapCoverage=cover,
+                       achievements=achievements(seat, wealth, rep, cover, reads_map, rounds))
         if rubric == "2.4":
-            figures.update(indexWealth=wealth, indexReputation=rep,
-                           circularReputation=circular, circularEstimated=estimated)
+            figures.update(indexWealth=wealth, indexReputation=rep, circularReputation=circular,
+                           circularEstimated=estimated)
         results.append({"figures": figures, "notRecorded": counters[sid] is None, "replay": as_logged[i],
                         "replayWithoutErrata": without_errata[i] if without_errata else None})
     return results, block_checks(archive, counters, visited, ledger), sorted(notes), ledger
 
-
-# ------------------------------------------- §12 checks of the blocks
-
-def block_checks(archive, counters, visited, ledger):
-    """The archive's blocks against the events, where it carries both."""
-    checks = []
-    if not archive["events"]:
-        return checks
-    for sid, entry in (archive["metrics"] or {}).items():
-        counted = counters[sid] or dict.fromkeys(COUNTERS, 0)
-        checks += [check("metrics %s.%s" % (sid, key), entry[key], counted[key]) for key in COUNTERS]
-    if archive["ledger"] is not None:
-        checks += ledger_checks(archive["ledger"], ledger, archive["seats"])
-    exploration = archive["exploration"]
-    if exploration is not None:  # the block lists every seat
-        checks += [check("exploration %s" % seat["id"], "absent", "present")
-                   for seat in archive["seats"] if seat["id"] not in exploration]
-        for sid, entry in exploration.items():
-            checks.append(check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])))
-            checks.append(check("exploration %s.coverage" % sid, entry["coverage"],
-                                coverage_of(len(visited[sid]), archive["regions"])))
-    return checks
-
-
-def ledger_checks(block, ledger, seats):
-    out = []
-    replayed = {(p["a"], p["b"]): p for p in ledger["pairs"]}
-    stamped = {(p["a"], p["b"]): p for p in block["pairs"]}
-    for key in sorted(set(replayed) | set(stamped)):
-        name = "ledger %s~%s" % key
-        mine, theirs = replayed.get(key), stamped.get(key)
-        if mine is None or theirs is None:
-            out.append(check(name, "present" if theirs else "absent", "present" if mine else "absent"))
-            continue
-        out.append(check(name + ".trades", theirs["trades"], mine["trades"]))
-        out.append(check(name + ".netShare", theirs["netShare"], mine["netShare"]))
-        if theirs["rep"] is not None:
-            out += [check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]) for side in key]
-    out += [check("ledger commons.%s" % seat["id"], block["commons"].get(seat["id"], 0),
-                  ledger["commons"][seat["id"]]) for seat in seats]
-    return out
-
-
+# --- §12 checks of the blocks
 def check(name, stamped, replayed):
     return {"check": name, "agrees": stamped == replayed, "published": stamped, "recomputed": replayed}
 
+def block_checks(archive, counters, visited, ledger):
+    if not archive["events"]: return []
+    checks = [check("metrics %s.%s" % (sid, key), entry[key], (counters[sid] or {}).get(key, 0))
+              for sid, entry in (archive["metrics"] or {}).items() for key in COUNTERS]
+    if archive["ledger"] is not None:
+        checks += ledger_checks(archive["ledger"], ledger, archive["seats"])
+    exploration = archive["exploration"]
+    checks += [check("exploration %s" % seat["id"], "absent", "present")  # the block lists every seat
+               for seat in archive["seats"] if exploration is not None and seat["id"] not in exploration]
+    for sid, entry in (exploration or {}).items():
+        checks += [check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])),
+                   check("exploration %s.coverage" % sid, entry["coverage"],
+                         coverage_of(len(visited[sid]), archive["regions"]))]
+    return checks
+
+def ledger_checks(block, ledger, seats):
+    replayed, stamped = ({(p["a"], p["b"]): p for p in pairs} for pairs in (ledger["pairs"], block["pairs"]))
+    out = []
+    for key in sorted(set(replayed) | set(stamped)):
+        name, mine, theirs = "ledger %s~%s" % key, replayed.get(key), stamped.get(key)
+        if mine is None or theirs is None:
+            out.append(check(name, "present" if theirs else "absent", "present" if mine else "absent"))
+            continue
+        out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
+        if theirs["rep"] is not None:
+            out += [check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]) for side in key]
+    return out + [check("ledger commons.%s" % seat["id"], block["commons"].get(seat["id"], 0),
+                        ledger["commons"][seat["id"]]) for seat in seats]
 
 # ----------------------------------------------------------- reading records
 
