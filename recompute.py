@@ -967,7 +967,6 @@ def figure_row(match, sid, name, published, recomputed, same):
             "published": published, "recomputed": recomputed, "same": same, "difference": d}
 
 def compare_seat(seat, card, result, archive):
-    """The seat's figures, published beside recomputed; its wealth replay beside the archive's (§2.3)."""
     published, mine, rows, mid, sid = card["published"], result["figures"], [], archive["id"], seat["id"]
     for name in FIGURE_ORDER:  # the report carries coverage only where the rubric reads it
         if name in published or name in mine and name != "mapCoverage":
@@ -975,7 +974,7 @@ def compare_seat(seat, card, result, archive):
             same = name in published and name in mine and (a is b if bool in (type(a), type(b)) else a == b)
             rows.append(figure_row(mid, sid, name, a, b, same))
     replay, corrected, wealth = result["replay"], result["replayWithoutErrata"], seat["wealth"]
-    row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)
+    row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)  # §2.3
     if corrected is not None and corrected != replay:  # the errata's events move this seat's wealth
         erratum_ids = [e["id"] for e in archive["errata"] if e["events"]]
         row.update(asLogged=replay, withoutErrata=corrected, errata=erratum_ids)
@@ -1045,7 +1044,7 @@ def cell(row):
     return pair if row["same"] is False else "(%s)" % pair
 
 def print_table(w, seats):
-    """After a blank line, a row per seat, a column per figure; split into several tables to fit WIDTH."""
+    """After a blank line: a row per seat, a column per figure, in as many tables as fit WIDTH."""
     cells = [{r["key"]["figure"]: cell(r) for r in s["figures"]} for s in seats]
     names = dict.fromkeys(n for c in cells for n in c)
     cols = [[COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in names]
@@ -1148,7 +1147,6 @@ def print_summary(s, failures, out):
 
 # ------------------------------------------------------- saved copies, --against
 def read_file(path):
-    """A saved file's bytes, within the size cap."""
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_RESPONSE_BYTES + 1)
@@ -1204,7 +1202,6 @@ def change(file, path, old, new):
             else "changed", "old": None if old is ABSENT else old, "new": None if new is ABSENT else new}
 
 def json_changes(old, new, path=""):
-    """(path, old, new) for every value that differs between two JSON documents."""
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for k in list(old) + [k for k in new if k not in old]:
