@@ -771,19 +771,16 @@ def events_of(archive, *kinds):
 
 
 # ------------------------------------------------------------- reporting
-
-FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation",
-                "competitiveness", "fitnessIndex", "grade", "achievements", "mapCoverage",
-                "indexWealth", "indexReputation", "circularReputation", "circularEstimated")
+FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation", "competitiveness",
+                "fitnessIndex", "grade", "achievements", "mapCoverage", "indexWealth", "indexReputation",
+                "circularReputation", "circularEstimated")
 # The decimals each figure is published to: a difference is counted in units of the last.
 PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, rank=0, mapCoverage=3,
               indexWealth=3, indexReputation=3, circularReputation=3, **{"wealth replay": 2})
-COLUMNS = {"survival": "survive", "adaptation": "adapt", "competitiveness": "compete",
-           "fitnessIndex": "index", "mapCoverage": "coverage", "indexWealth": "idxWealth",
-           "indexReputation": "idxRep", "circularReputation": "circular",
-           "circularEstimated": "estimated", "wealth replay": "replay"}
+COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete", fitnessIndex="index",
+               mapCoverage="coverage", indexWealth="idxWealth", indexReputation="idxRep",
+               circularReputation="circular", circularEstimated="estimated", **{"wealth replay": "replay"})
 WIDTH = 100  # no printed line is wider
-
 
 def figure_row(match, sid, name, published, recomputed, same):
     d = None
@@ -793,63 +790,33 @@ def figure_row(match, sid, name, published, recomputed, same):
     return {"key": {"match": match, "seat": sid, "figure": name}, "label": "%s %s" % (sid, name),
             "published": published, "recomputed": recomputed, "same": same, "difference": d}
 
-
-def same_value(a, b):
-    return a is b if isinstance(a, bool) or isinstance(b, bool) else a == b
-
-
-def compare_seat(match, seat, card, result, errata, has_events):
-    """The seat's figures, published beside recomputed; the wealth replay."""
-    published, mine, rows = card["published"], result["figures"], []
+def compare_seat(seat, card, result, archive):
+    published, mine, rows, mid, sid = card["published"], result["figures"], [], archive["id"], seat["id"]
     for name in FIGURE_ORDER:  # the report carries coverage only where the rubric reads it
         if name in published or name in mine and name != "mapCoverage":
-            same = name in published and name in mine and same_value(published[name], mine[name])
-            rows.append(figure_row(match, seat["id"], name, published.get(name), mine.get(name), same))
-    return rows + [replay_row(match, seat, result, errata, has_events)]
-
-
-def replay_row(match, seat, result, errata, has_events):
-    """The replayed wealth against the archive's (§2.3). Structures only add value, so without
-    an event log an inventory worth less than the archived wealth is taken on trust."""
-    row = figure_row(match, seat["id"], "wealth replay", seat["wealth"], result["replay"],
-                     result["replay"] == seat["wealth"])
-    corrected = result["replayWithoutErrata"]
-    if corrected is not None and corrected != result["replay"]:
-        # The errata's events move this seat's wealth: say which reading the archive's matches.
-        row.update(asLogged=result["replay"], withoutErrata=corrected,
-                   errata=[e["id"] for e in errata if e["events"]])
-        if not row["same"] and corrected == seat["wealth"]:
+            a, b = published.get(name), mine.get(name)
+            same = name in published and name in mine and (a is b if bool in (type(a), type(b)) else a == b)
+            rows.append(figure_row(mid, sid, name, a, b, same))
+    replay, corrected, wealth = result["replay"], result["replayWithoutErrata"], seat["wealth"]
+    row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)  # §2.3
+    if corrected is not None and corrected != replay:  # the errata's events move this seat's wealth
+        erratum_ids = [e["id"] for e in archive["errata"] if e["events"]]
+        row.update(asLogged=replay, withoutErrata=corrected, errata=erratum_ids)
+        if not row["same"] and corrected == wealth:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
-    elif not row["same"] and not has_events and result["replay"] < seat["wealth"]:
-        row.update(same=None, difference=None,
-                   uncounted="inventory only: no event log shows the structures")
-    return row
-
-
-def ledger_source(ledger):
-    """Where the trade ledger and circular reputation come from (§4, §7)."""
-    if ledger is None:
-        return "none: every completed trade counts, no commons share, no circular reputation"
-    if ledger["source"] == "events":
-        return "replayed from the events (circular reputation too)"
-    return "the archive's ledger block, circular reputation " + (
-        "from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)")
-
+    elif not row["same"] and not archive["events"] and replay < wealth:  # structures only add value
+        row.update(same=None, difference=None, uncounted="inventory only: no event log shows the structures")
+    return rows + [row]
 
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
     results, checks, notes, ledger = recompute(archive, report)
-    seats, mid = [], archive["id"]
-    for seat, card, result in zip(archive["seats"], report["cards"], results):
-        seats.append({
-            "agentId": seat["id"], "name": seat["name"], "model": seat["model"],
-            "figures": compare_seat(mid, seat, card, result, archive["errata"], bool(archive["events"])),
-            "notRecorded": result["notRecorded"], "notes": card["notes"],
-            "messagesSent": card["messagesSent"],
-        })
+    seats = [dict(agentId=seat["id"], name=seat["name"], model=seat["model"],
+                  figures=compare_seat(seat, card, result, archive), notRecorded=result["notRecorded"],
+                  notes=card["notes"], messagesSent=card["messagesSent"])
+             for seat, card, result in zip(archive["seats"], report["cards"], results)]
     figures = [row for s in seats for row in s["figures"] if row["same"] is not None]
-    same = len([row for row in figures if row["same"]])
-    agree = len([c for c in checks if c["agrees"]])
+    same, agree = len([r for r in figures if r["same"]]), len([c for c in checks if c["agrees"]])
     trusted = [TRUSTED] if any(s["messagesSent"] is not None for s in seats) else []
     unshown = [s["agentId"] for s in seats for row in s["figures"] if row.get("uncounted")]
     if unshown:
@@ -857,44 +824,33 @@ def audit(archive, report):
                        % ", ".join(unshown))
     if ledger is not None and ledger["source"] == "ledger block":
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
-    return {
-        "ledger": ledger_source(ledger),
-        "matchId": mid, "rubric": report["rubric"], "rubricReason": report["reason"],
-        "engine": archive["engine"], "rounds": archive["rounds"], "events": len(archive["events"]),
-        "errata": archive["errata"], "seats": seats, "checks": checks, "notes": notes,
-        "figuresSame": same, "figuresCompared": len(figures),
-        "checksAgree": agree, "checksMade": len(checks), "trusted": trusted,
-        "exit": 0 if same == len(figures) and agree == len(checks) else 1,
-    }
-
+    source = ("none: every completed trade counts, no commons share, no circular reputation" if ledger is None
+              else "replayed from the events (circular reputation too)" if ledger["source"] == "events"
+              else "the archive's ledger block, circular reputation "
+              + ("from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"))
+    return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
+                engine=archive["engine"], rounds=archive["rounds"], events=len(archive["events"]),
+                errata=archive["errata"], seats=seats, checks=checks, notes=notes, figuresSame=same,
+                figuresCompared=len(figures), checksAgree=agree, checksMade=len(checks), trusted=trusted,
+                exit=0 if same == len(figures) and agree == len(checks) else 1)
 
 def one_line(message, limit=MAX_SHOWN):
-    """Text a record or server sent, as it may reach a terminal: one line, its controls and
-    bidi characters escaped (\\x1b, \\u202e), cut with a marker when over-long."""
+    """Text as it may reach a terminal: one line, controls and bidi escaped (\\x1b, \\u202e), cut if long."""
     message = str(message)
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
-
 def text(value):
     """A value as printed; what a record or server sent is escaped to stay on its line."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ",".join(text(v) for v in value) if value else "-"
-    if value is None:
-        return "(none)"
+    if value is None or isinstance(value, bool): return {None: "(none)", True: "true", False: "false"}[value]
+    if isinstance(value, list): return ",".join(text(v) for v in value) if value else "-"
     return repr(value) if isinstance(value, float) else one_line(str(value))
-
 
 def cut(s, width):
     return s if len(s) <= width else s[:width - 3] + "..."
 
-
 def clip(value, width=20):
-    """A value or line from a record, escaped and cut to fit the terminal's 100 columns."""
     return cut(one_line(value), width)
-
 
 def put(w, line):
     """One line, escaped, wrapped at WIDTH; a wrapped line ends with ` \\` and goes on indented."""
@@ -906,37 +862,29 @@ def put(w, line):
         line = "    " + line[at:].lstrip()
     w(line + "\n")
 
-
 def cell(row):
-    if row["same"]:
-        return cut(text(row["recomputed"]), 48)
+    if row["same"]: return cut(text(row["recomputed"]), 48)
     pair = cut(text(row["published"]), 20) + "/" + cut(text(row["recomputed"]), 20)
     return pair if row["same"] is False else "(%s)" % pair
 
-
 def print_table(w, seats):
-    """A row per seat, a column per figure; split into several tables to fit WIDTH."""
-    names = []
-    for seat in seats:
-        names += [r["key"]["figure"] for r in seat["figures"] if r["key"]["figure"] not in names]
-    cols = [(COLUMNS.get(n, n), [next((cell(r) for r in s["figures"] if r["key"]["figure"] == n), "-")
-                                 for s in seats]) for n in names]
-    cols += [("name", [cut(text(s["name"]), 24) for s in seats]),
-             ("model", [cut(text(s["model"]), 30) for s in seats])]
-    first = ("seat", [cut(text(s["agentId"]), 24) for s in seats])
-    width = lambda col: max(len(c) for c in [col[0]] + col[1])  # noqa: E731
-    chunks = [[]]
+    """After a blank line: a row per seat, a column per figure, in as many tables as fit WIDTH."""
+    cells = [{r["key"]["figure"]: cell(r) for r in s["figures"]} for s in seats]
+    names = dict.fromkeys(n for c in cells for n in c)
+    cols = [[COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in names]
+    cols += [[key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))]
+    first, *cols = [[c.ljust(max(map(len, col))) for c in col]
+                    for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols]
+    tables = [[first]]
     for col in cols:
-        if chunks[-1] and width(first) + sum(2 + width(c) for c in chunks[-1] + [col]) > WIDTH:
-            chunks.append([])
-        chunks[-1].append(col)
-    for chunk in chunks:
-        chunk = [first] + chunk
-        for i in range(len(seats) + 1):
-            w("  ".join((c[0] if i == 0 else c[1][i - 1]).ljust(width(c)) for c in chunk).rstrip() + "\n")
+        if len(tables[-1]) > 1 and sum(2 + len(c[0]) for c in tables[-1] + [col]) - 2 > WIDTH:
+            tables.append([first])
+        tables[-1].append(col)
+    w("\n")
+    for table in tables:
+        w("".join("  ".join(c[i] for c in table).rstrip() + "\n" for i in range(len(first))))
     if any(r["same"] is not True for s in seats for r in s["figures"]):
         w("a/b: published a, recomputed b where they differ; (a/b): shown, not compared\n")
-
 
 def print_rows(w, seats):
     """--all: every figure of every seat on its own row."""
@@ -947,107 +895,82 @@ def print_rows(w, seats):
         w("  %-19s %-24s recomputed\n" % ("figure", "published"))
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
-            if row["difference"] is not None:
-                verdict += " %+d" % row["difference"]
+            verdict += "" if row["difference"] is None else " %+d" % row["difference"]
             w("  %-19s %-24s %-24s %s\n" % (row["key"]["figure"], cut(text(row["published"]), 24),
                                              cut(text(row["recomputed"]), 24), verdict))
 
-
 def print_audit(result, out, rows=False, batch=False):
-    w = out.write
-    put(w, "%s  rubric %s  engine %s  %d rounds  %d seats  %d events" % (
-        result["matchId"], result["rubric"], text(result["engine"]), result["rounds"],
-        len(result["seats"]), result["events"]))
+    w, seats = out.write, result["seats"]
+    put(w, "%s  rubric %s  engine %s  %d rounds  %d seats  %d events" % (result["matchId"], result["rubric"],
+        text(result["engine"]), result["rounds"], len(seats), result["events"]))
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
     if result["rubricReason"]:
         put(w, "  read under %s: %s" % (result["rubric"], text(result["rubricReason"])))
     put(w, "trade ledger: %s" % result["ledger"])
-    if not rows:
-        w("\n")
-    (print_rows if rows else print_table)(w, result["seats"])
+    (print_rows if rows else print_table)(w, seats)
     w("\n")
-    for seat in result["seats"]:
-        print_seat_notes(w, seat, rows)
-    for c in result["checks"]:
-        if not c["agrees"]:
-            put(w, "check FAILS: %s: archive says %s, events give %s"
-                % (text(c["check"]), text(c["published"]), text(c["recomputed"])))
-    for note in result["notes"]:
-        put(w, "note: %s" % text(note))
-    if not result["errata"]:
-        w("errata: none\n")
+    lines = [line for seat in seats for line in seat_notes(seat, rows)]
+    lines += ["check FAILS: %s: archive says %s, events give %s" % (text(c["check"]), text(c["published"]),
+              text(c["recomputed"])) for c in result["checks"] if not c["agrees"]]
+    lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (not result["errata"])
     for e in result["errata"]:
-        put(w, "erratum %s: %s" % (text(e["id"]), text(e["title"])))
-        put(w, "  events %s; seats %s; affects %s; scores depend on them: %s" % (
-            shorten(e["events"]), text(e["agents"]), text(e["affects"]), text(e["scoresDepend"])))
-    put(w, "%s: figures same %d of %d; checks agree %d of %d" % (
-        result["matchId"], result["figuresSame"], result["figuresCompared"],
-        result["checksAgree"], result["checksMade"]))
-    for item in result["trusted"]:
-        put(w, "taken on trust: %s" % item)
+        seqs = ", ".join(str(s) for s in e["events"][:8])
+        seqs += " ... (%d events)" % len(e["events"]) if len(e["events"]) > 8 else ""
+        lines.append("erratum %s: %s" % (text(e["id"]), text(e["title"])))
+        lines.append("  events %s; seats %s; affects %s; scores depend on them: %s" % (
+            seqs, text(e["agents"]), text(e["affects"]), text(e["scoresDepend"])))
+    lines.append("%(matchId)s: figures same %(figuresSame)d of %(figuresCompared)d; "
+                 "checks agree %(checksAgree)d of %(checksMade)d" % result)
+    for line in lines + ["taken on trust: %s" % item for item in result["trusted"]]:
+        put(w, line)
 
-
-def print_seat_notes(w, seat, rows):
+def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
+    lines = []
     for row in seat["figures"]:
+        label, d = text(row["label"]), row["difference"]
         if row["same"] is False:
-            d = row["difference"]
-            put(w, "DIFFERS %s: published %s, recomputed %s%s" % (
-                text(row["label"]), text(row["published"]), text(row["recomputed"]),
-                "" if d is None else ", %+d in the last place" % d))
+            lines.append("DIFFERS %s: published %s, recomputed %s%s" % (label, text(row["published"]),
+                         text(row["recomputed"]), "" if d is None else ", %+d in the last place" % d))
         if "withoutErrata" in row:
             erratum = ", ".join(text(e) for e in row["errata"])
             reading = ("explained by " + erratum if row.get("explained") else
                        "the archive's is the log as logged" if row["same"] else "the archive's is neither")
-            put(w, "%s: as logged %s; without %s's events %s: %s" % (
-                text(row["label"]), text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
+            lines.append("%s: as logged %s; without %s's events %s: %s" % (
+                label, text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
         if row.get("uncounted"):
-            put(w, "%s not compared: %s" % (text(row["label"]), row["uncounted"]))
-    notes = (["counters not recorded"] if seat["notRecorded"] and not rows else []) + seat["notes"]
-    if notes:
-        put(w, "%s: %s" % (text(seat["agentId"]), "; ".join(text(n) for n in notes)))
-
-
-def shorten(seqs):
-    head = ", ".join(str(s) for s in seqs[:8])
-    return head + (" ... (%d events)" % len(seqs) if len(seqs) > 8 else "")
-
+            lines.append("%s not compared: %s" % (label, row["uncounted"]))
+    notes = ["counters not recorded"] * bool(seat["notRecorded"] and not rows) + seat["notes"]
+    return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(text(n) for n in notes))] * bool(notes)
 
 def summary(results, failures):
     rows = [row for r in results for s in r["seats"] for row in s["figures"]]
-    reproduced = lambda name: len([r for r in rows if r["key"]["figure"] == name and r["same"]])  # noqa: E731
+    same = Counter(r["key"]["figure"] for r in rows if r["same"])
     return dict(
         matches=len(results) + len(failures), read=len(results), unreadable=len(failures),
-        seats=len([s for r in results for s in r["seats"]]),
-        fitnessIndexReproduced=reproduced("fitnessIndex"),
-        finalWealthReproduced=reproduced("wealth"), wealthReplayReproduced=reproduced("wealth replay"),
+        seats=len([s for r in results for s in r["seats"]]), fitnessIndexReproduced=same["fitnessIndex"],
+        finalWealthReproduced=same["wealth"], wealthReplayReproduced=same["wealth replay"],
         wealthReplayNotCompared=len([r for r in rows if r["same"] is None]),
-        **{k: sum(r[k] for r in results) for k in ("figuresSame", "figuresCompared",
-                                                   "checksAgree", "checksMade")},
+        **{k: sum(r[k] for r in results) for k in ("figuresSame", "figuresCompared", "checksAgree",
+                                                   "checksMade")},
         differ=[r["source"] for r in results if r["exit"]])
 
-
 def print_summary(s, failures, out):
-    w = out.write
-    w("\n%d matches: %d read, %d could not be read; %d seats\n" % (
-        s["matches"], s["read"], s["unreadable"], s["seats"]))
-    w("Fitness Index reproduced for %d of %d seats; final wealth (published) for %d of %d\n" % (
-        s["fitnessIndexReproduced"], s["seats"], s["finalWealthReproduced"], s["seats"]))
-    w("wealth replay (inventory and structures) reproduced for %d of %d seats (%d not compared)\n"
-      % (s["wealthReplayReproduced"], s["seats"], s["wealthReplayNotCompared"]))
-    w("figures same %d of %d; checks agree %d of %d\n" % (
-        s["figuresSame"], s["figuresCompared"], s["checksAgree"], s["checksMade"]))
+    out.write(("\n%(matches)d matches: %(read)d read, %(unreadable)d could not be read; %(seats)d seats\n"
+               "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
+               "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
+               "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
+               "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
+               "figures same %(figuresSame)d of %(figuresCompared)d; "
+               "checks agree %(checksAgree)d of %(checksMade)d\n") % s)
     if s["differ"]:
-        put(w, "differ: " + ", ".join(text(d) for d in s["differ"]))
+        put(out.write, "differ: " + ", ".join(text(d) for d in s["differ"]))
     for f in failures:
-        put(w, "could not be read: %s" % text(f["error"]))
-
+        put(out.write, "could not be read: %s" % text(f["error"]))
 
 # ------------------------------------------------------- saved copies, --against
-
 def read_file(path):
-    """A saved file's bytes, within the size cap."""
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_RESPONSE_BYTES + 1)
@@ -1057,66 +980,52 @@ def read_file(path):
         raise RecordError("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
     return raw
 
-
 class SavedCopies:
-    """The files of a folder laid out as --save writes them, and saved.json where --save wrote
-    one: the match, the rubric asked for, the time."""
-
+    """A folder laid out as --save writes it; from its saved.json, if any: the match, the rubric, the time."""
     def __init__(self, folder):
         self.folder, self.files = folder, {}
         self.match_id = self.rubric = self.saved_at = None  # without saved.json: the match it holds
-        if os.path.isfile(os.path.join(folder, "saved.json")):
-            raw, name = self.read(("saved.json",))
-            about = as_object(parse_json(raw, name), name)
-            self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
-            self.rubric = field(about, "rubric", name)
-            if self.rubric is not None and self.rubric not in RUBRICS:
-                raise RecordError("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
-            self.match_id = field(about, "matchId", name)
-            if not isinstance(self.match_id, str) or not MATCH_ID.match(self.match_id):
-                raise RecordError("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
-
+        if not os.path.isfile(os.path.join(folder, "saved.json")): return
+        raw, name = self.read(("saved.json",))
+        about = as_object(parse_json(raw, name), name)
+        self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
+        self.rubric = field(about, "rubric", name)
+        if self.rubric is not None and self.rubric not in RUBRICS:
+            raise RecordError("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
+        self.match_id = field(about, "matchId", name)
+        if not isinstance(self.match_id, str) or not MATCH_ID.match(self.match_id):
+            raise RecordError("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
     def page(self, number):
         if number == 1 and os.path.isfile(os.path.join(self.folder, "playing.json")):
             raw, name = self.read(("playing.json",))
             raise RecordError("%s: %s" % (name, failure_text(409, raw, "")))
         return self.read(("export", "%d.json" % number))
-
     def report(self, version):
         return self.read(("report.json",) if version is None else ("report", version + ".json"))
-
     def read(self, parts):
         path = os.path.join(self.folder, *parts)
         raw = self.files["/".join(parts)] = read_file(path)
         return raw, path
 
-
 def folder_holds(path):
-    """What a folder holds: "match" (a saved match), "matches" (folders of them), "study"
-    (a saved study: recompute_study.py's), or None."""
+    """What a folder holds: "match", "matches" (folders of them), "study" (recompute_study.py's), or None."""
     try:
         names = set(os.listdir(path))
     except OSError as err:
         raise RecordError("%s: cannot read the folder (%s)" % (path, err.strerror or err))
-    if names & {"export", "report.json", "report", "playing.json"}:
-        return "match"
-    if names & {"trials.csv", "seats.csv"}:
-        return "study"
-    subs = [os.path.join(path, n) for n in sorted(names) if os.path.isdir(os.path.join(path, n))]
+    if names & {"export", "report.json", "report", "playing.json"}: return "match"
+    if names & {"trials.csv", "seats.csv"}: return "study"
+    subs = [p for p in (os.path.join(path, n) for n in sorted(names)) if os.path.isdir(p)]
     return "matches" if any(set(os.listdir(p)) & {"export", "playing.json"} for p in subs) else None
 
-
 ABSENT = object()
-
 
 def change(file, path, old, new):
     """One change --against lists; ABSENT where one side lacks it."""
     return {"file": file, "path": path, "change": "added" if old is ABSENT else "removed" if new is ABSENT
             else "changed", "old": None if old is ABSENT else old, "new": None if new is ABSENT else new}
 
-
 def json_changes(old, new, path=""):
-    """(path, old, new) for every value that differs between two JSON documents."""
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for k in list(old) + [k for k in new if k not in old]:
@@ -1124,15 +1033,12 @@ def json_changes(old, new, path=""):
             out += json_changes(old.get(k, ABSENT), new.get(k, ABSENT), p.lstrip("."))
         return out
     if isinstance(old, list) and isinstance(new, list):
-        return [c for i in range(max(len(old), len(new)))
-                for c in json_changes(old[i] if i < len(old) else ABSENT,
-                                      new[i] if i < len(new) else ABSENT, "%s[%d]" % (path, i))]
+        return [c for i in range(max(len(old), len(new))) for c in json_changes(
+            old[i] if i < len(old) else ABSENT, new[i] if i < len(new) else ABSENT, "%s[%d]" % (path, i))]
     return [] if type(old) is type(new) and repr(old) == repr(new) else [(path, old, new)]
 
-
 def against(source, old):
-    """Every file and field read now that differs from the earlier copy in `old`:
-    the files read now, and the pages the copy has beside them."""
+    """Every file and field read now that differs from the earlier copy in `old` (and its other pages)."""
     pages = {os.path.relpath(os.path.join(root, n), old).replace(os.sep, "/")
              for root, _, names in os.walk(os.path.join(old, "export")) for n in names if n != "saved.json"}
     changes = []
@@ -1149,31 +1055,26 @@ def against(source, old):
         changes += [change(rel, p, a, b) for p, a, b in found]
     return changes
 
-
 def csv_changes(name, old, new):
     """Every line and column of a CSV file that differs: (file, "line N column", old, new)."""
     try:
-        old, new = (list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline="")))
-                    for b in (old, new))
+        old, new = [list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline="")))
+                    for b in (old, new)]
     except csv.Error:
         return [] if old == new else [change(name, "", "(not CSV)", "(other bytes)")]
     out = []
-    for n in range(max(len(old), len(new))):
-        a, b = (rows[n] if n < len(rows) else None for rows in (old, new))
+    for n, (a, b) in enumerate(zip_longest(old, new), 1):
         if a is None or b is None:
-            out.append(change(name, "line %d" % (n + 1), ABSENT if a is None else ",".join(a) or None,
+            out.append(change(name, "line %d" % n, ABSENT if a is None else ",".join(a) or None,
                               ABSENT if b is None else ",".join(b) or None))
             continue
-        out += [change(name, "line %d %s" % (n + 1, new[0][i] if i < len(new[0]) else "column %d" % (i + 1)),
+        out += [change(name, "line %d %s" % (n, new[0][i] if i < len(new[0]) else "column %d" % (i + 1)),
                        x, y) for i, (x, y) in enumerate(zip_longest(a, b, fillvalue="(absent)")) if x != y]
     return out
 
-
 def print_against(w, old, saved_at, changes):
     saved_at = saved_at or "an unknown time (no saved.json)"
-    if not changes:
-        put(w, "unchanged since %s (%s)" % (saved_at, text(old)))
-        return
+    if not changes: return put(w, "unchanged since %s (%s)" % (saved_at, text(old)))
     put(w, "CHANGED since %s (%s): %d change%s" % (saved_at, text(old), len(changes),
                                                     "" if len(changes) == 1 else "s"))
     for c in changes[:40]:
@@ -1183,7 +1084,6 @@ def print_against(w, old, saved_at, changes):
                                       "(absent)" if c["change"] == "removed" else cut(value(c["new"]), 40)))
     if len(changes) > 40:
         w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
-
 
 # ------------------------------------------------------- a study end to end
 
