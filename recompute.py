@@ -1368,26 +1368,25 @@ MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 match
 INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
 RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
 
-def tied(*groups):
-    """(column, form, block, key) for each `column` or `column:key` of each (block, form, names)."""
+def column_table(*groups):
+    """(column, form, block, key) for each name, `column` or `column:key`, of each (block, form, names)."""
     return tuple((n.partition(":")[0], form, block, n.rpartition(":")[2]) for block, form, names in groups
                  for n in names.split())
 
 # The columns read, their forms (study.md §2), where the match record holds each (records.md §2.2-2.3)
-TRIAL_COLUMNS = tied(
+TRIAL_COLUMNS = column_table(
     (None, INTEGER, "trial arm"), (None, r"m_[0-9a-f]{12}|", "match"), (None, TEXT, "metric"),
-    ("archive", INTEGER, "rounds_played:rounds rounds_planned:planned"),
-    ("default", RUBRIC_FORM, "rubric"), ("focal", DECIMAL, "value"))
-SEAT_COLUMNS = tied(
+    ("archive", INTEGER, "rounds_played:rounds rounds_planned:planned"), ("default", RUBRIC_FORM, "rubric"),
+    ("focal", DECIMAL, "value"))
+SEAT_COLUMNS = column_table(
     (None, INTEGER, "trial arm seat"), (None, "true|false", "focal"), (None, RUBRIC_FORM, "rubric"),
     ("agent", TEXT, "name model"), ("card", DECIMAL, "fitness_index:fitnessIndex"), ("card", TEXT, "grade"),
     ("card", INTEGER, "rank"), ("card", TEXT, "status"), ("card", DECIMAL, " ".join(DIMENSIONS)),
     ("meter", INTEGER, "turns rounds_sat_out:roundsSatOut error_turns:errorTurns"),
-    ("meter", DECIMAL, "spend"),
-    ("metrics", INTEGER, "rests:rest looks:look moves:move gathers:gather crafts:craft builds:build"
-     " repairs:repair trains:train trades:trade attacks:attack raids:raid messages dormancies:dormant"
-     " recoveries:awake"), ("agent", DECIMAL, "reputation"), ("agent", INTEGER, "aggression"),
-    ("card", DECIMAL, "map_coverage:mapCoverage"))
+    ("meter", DECIMAL, "spend"), ("metrics", INTEGER, "rests:rest looks:look moves:move gathers:gather"
+     " crafts:craft builds:build repairs:repair trains:train trades:trade attacks:attack raids:raid"
+     " messages dormancies:dormant recoveries:awake"), ("agent", DECIMAL, "reputation"),
+    ("agent", INTEGER, "aggression"), ("card", DECIMAL, "map_coverage:mapCoverage"))
 SEAT_METRICS = {c: k for c, form, block, k in SEAT_COLUMNS if block == "card" and form != TEXT}  # study §3
 
 def read_study_csv(raw, name, columns):
@@ -1408,10 +1407,9 @@ def read_study_csv(raw, name, columns):
                 if (row[c] or c in ("trial", "arm", "seat")) and not re.fullmatch(f, row[c]):
                     raise RecordError("%s, column %s: %s is not of the form %s" % (at, c, shown(row[c]), f))
             rows.append(dict(row, line=reader.line_num))
-    except UnicodeDecodeError:
-        raise RecordError("%s: not UTF-8 text" % name)
-    except csv.Error as err:
-        raise RecordError("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise RecordError("%s: not UTF-8 text" % name if isinstance(err, UnicodeDecodeError) else
+                          "%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
     return rows
 
 def tie_row(row, name, columns, view):
@@ -1423,8 +1421,7 @@ def tie_row(row, name, columns, view):
                 record is None if value == "" else record is not None and float(value) == record):
             out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]),
                         "arm": int(row["arm"]), "seat": int(row["seat"]) if "seat" in row else None,
-                        "column": column, "value": value,
-                        "record": None if record is None else text(record),
+                        "column": column, "value": value, "record": None if record is None else text(record),
                         "source": "report" if block in ("card", "default", "focal") else "archive"})
     return out
 
@@ -1496,8 +1493,7 @@ def study_match(mid, trials, seats, args, folder):
     except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
         return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
                     "cannot read the record (%s: %s)" % (type(err).__name__, err))
-    result["exit"] = max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0])
-    return result
+    return dict(result, exit=max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0]))
 
 def study_saved(folder):
     """(address, UTC time) from a saved study's saved.json (either script's), or None."""
@@ -1507,7 +1503,7 @@ def study_saved(folder):
     return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
 
 def read_study(target, args):
-    """The study's matches and rows, folder, files, address and time saved: from a folder or the server."""
+    """The study's matches, folder, files, address and time saved: from a saved folder or the server."""
     folder, rows, raws = target if os.path.isdir(target) else None, [], {}
     if args.save and not folder and os.path.lexists(os.path.join(args.save, "saved.json")):
         raise RecordError("--save %s: that folder already holds a saved study (saved.json): save into "
@@ -1529,7 +1525,7 @@ def read_study(target, args):
 
 def study_groups(trials, seats):
     """{match: (its trials.csv rows, its seats.csv rows)}; each trial and seat once."""
-    keys, groups = {}, {}
+    keys, groups = {}, {}  # keys[(trial, arm)]: its trials.csv row, then its seats.csv rows
     for name, rows, columns in (("trials.csv", trials, ("trial", "arm")),
                                 ("seats.csv", seats, ("trial", "arm", "seat"))):
         for row in rows:
@@ -1538,11 +1534,11 @@ def study_groups(trials, seats):
                 raise RecordError("%s line %d: %s appears twice, or has no trials.csv row" % (
                     name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
             keys[key] = []
-            keys[key[:2]].append(row)  # a trial's list: its trials.csv row, then its seats.csv rows
-    for row in (r for r in trials if r["match"]):
-        group = groups.setdefault(row["match"], ([], []))
-        group[0].append(row)
-        group[1].extend(keys[(int(row["trial"]), int(row["arm"]))][1:])
+            keys[key[:2]].append(row)
+    for trial in (keys[(int(r["trial"]), int(r["arm"]))] for r in trials if r["match"]):
+        group = groups.setdefault(trial[0]["match"], ([], []))
+        group[0].append(trial[0])
+        group[1].extend(trial[1:])
     return groups
 
 def audit_study(target, args):
@@ -1589,15 +1585,15 @@ def study_matches(groups, args, folder):
                 print("\rmatch %d/%d " % (i + 1, len(futures)), end="", file=sys.stderr, flush=True)
             while wait([future], timeout=0.25).not_done:
                 pass  # a timed wait: Ctrl-C gets through whichever thread the signal reaches
-            result, futures[i] = future.result(), None
+            r, futures[i] = future.result(), None
             if tty:
                 sys.stderr.write("\r" + " " * 20 + "\r")
-            if "error" in result:
-                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (
-                    result["match"], *result["trials"][0], result["error"])), file=sys.stderr)
+            if "error" in r:
+                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (r["match"], *r["trials"][0],
+                                                                           r["error"])), file=sys.stderr)
             if not args.json:
-                print_study_match(result, sys.stdout)
-            results.append(result)
+                print_study_match(r, sys.stdout)
+            results.append(r)
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
@@ -1605,13 +1601,13 @@ def study_matches(groups, args, folder):
     return results
 
 def study_totals(results, differences):
-    tied = {n: sum(r["rows"][n] for r in results if "error" not in r) for n in ("trials.csv", "seats.csv")}
+    rows = {n: sum(r["rows"][n] for r in results if "error" not in r) for n in ("trials.csv", "seats.csv")}
     fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
     return {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
             "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
-            "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": tied,
-            "rowsAgree": {n: tied[n] - len({d["line"] for d in differences if d["file"] == n and d["line"]})
-                          for n in tied}, "columnsDiffer": len(differences)}
+            "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": rows,
+            "rowsAgree": {n: rows[n] - len({d["line"] for d in differences if d["file"] == n and d["line"]})
+                          for n in rows}, "columnsDiffer": len(differences)}
 
 def difference_line(d, with_line):
     return clip("  %s(trial %d arm %d%s) %s: file %s, %s %s" % (
@@ -1639,9 +1635,8 @@ def print_study_summary(t, results, differences, out):
                        clip(text(d["published"])), clip(text(d["recomputed"]))) for d in a["differs"][:10])
         if a["checksFailed"]:
             out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
-    for name in ("trials.csv", "seats.csv"):
-        out.write("%s agrees with the records for %d of %d rows\n"
-                  % (name, t["rowsAgree"][name], t["rows"][name]))
+    out.writelines("%s agrees with the records for %d of %d rows\n" % (n, t["rowsAgree"][n], t["rows"][n])
+                   for n in ("trials.csv", "seats.csv"))
     if differences:
         out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
         out.writelines(difference_line(d, False) for d in differences[:10])
