@@ -1511,17 +1511,17 @@ def read_study(target, args):
     if not folder:
         url, path = STUDY_TARGET.match(target).groups()
         args.base = url if url and not args.explicit_base else args.base
+        address = args.base.rstrip("/") + path
     for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
         raws[name] = read_file(os.path.join(folder, name)) if folder else Downloads(
-            args.base, "", args.save).get(args.base.rstrip("/") + path + "/" + name, name, (name,))[0]
+            args.base, "", args.save).get(address + "/" + name, name, (name,))[0]
         rows.append(read_study_csv(raws[name], name, columns))
-    saved = study_saved(folder) if folder else None
-    address = saved[0] if saved else None if folder else args.base.rstrip("/") + path
+    address, saved_at = (study_saved(folder) or (None, None)) if folder else (address, None)
     if args.save and not folder:  # the layout and schema recompute_study.py --save writes
-        Downloads(args.base, "", args.save).keep(("saved.json",), json.dumps({
-            "script": "recompute.py", "address": address, "files": {n: hashlib.sha256(r).hexdigest()
-            for n, r in raws.items()}, "saved": utc_now()}, indent=1).encode("ascii") + b"\n")
-    return study_groups(*rows), folder, raws, address, saved and saved[1]
+        files = {n: hashlib.sha256(r).hexdigest() for n, r in raws.items()}
+        Downloads(args.base, "", args.save).keep(("saved.json",), json.dumps({"script": "recompute.py",
+            "address": address, "files": files, "saved": utc_now()}, indent=1).encode("ascii") + b"\n")
+    return study_groups(*rows), folder, raws, address, saved_at
 
 def study_groups(trials, seats):
     """{match: (its trials.csv rows, its seats.csv rows)}; each trial and seat once."""
