@@ -1085,37 +1085,33 @@ def print_against(w, old, saved_at, changes):
     if len(changes) > 40:
         w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
 
-# ------------------------------------------------------- a study end to end
-
+# --- a study end to end
 STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})"
                           r"/?(?:[?#]\S*)?\Z")
 MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 matches) has far fewer
 INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
 RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
-# The columns read, their forms (study.md §2), and where the match record holds each (records.md
-# §2.2-2.3): (column, form, block, key); block None: the study's own, read to find the record.
-TRIAL_COLUMNS = (
-    ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("match", r"m_[0-9a-f]{12}|", None, None),
-    ("metric", TEXT, None, None), ("rounds_played", INTEGER, "archive", "rounds"),
-    ("rounds_planned", INTEGER, "archive", "planned"), ("rubric", RUBRIC_FORM, "default", "rubric"),
-    ("value", DECIMAL, "focal", "value"))
-SEAT_COLUMNS = (
-    ("trial", INTEGER, None, None), ("arm", INTEGER, None, None), ("seat", INTEGER, None, None),
-    ("focal", "true|false", None, None), ("rubric", RUBRIC_FORM, None, None),
-    ("name", TEXT, "agent", "name"), ("model", TEXT, "agent", "model"),
-    ("fitness_index", DECIMAL, "card", "fitnessIndex"), ("grade", TEXT, "card", "grade"),
-    ("rank", INTEGER, "card", "rank"), ("status", TEXT, "card", "status"),
-) + tuple((d, DECIMAL, "card", d) for d in DIMENSIONS) + tuple(
-    (c, DECIMAL if c == "spend" else INTEGER, "meter", k) for c, k in
-    zip(("turns", "rounds_sat_out", "error_turns", "spend"), ("turns", "roundsSatOut", "errorTurns", "spend"))
-) + tuple((c + "s", INTEGER, "metrics", k) for c, k in zip(
-    "rest look move gather craft build repair train trade attack raid message dormancie recoverie".split(),
-    "rest look move gather craft build repair train trade attack raid messages dormant awake".split())
-) + (("reputation", DECIMAL, "agent", "reputation"), ("aggression", INTEGER, "agent", "aggression"),
-     ("map_coverage", DECIMAL, "card", "mapCoverage"))
-SEAT_METRICS = dict({"fitness_index": "fitnessIndex", "rank": "rank", "map_coverage": "mapCoverage"},
-                    **{d: d for d in DIMENSIONS})
 
+def column_table(*groups):
+    """(column, form, block, key) for each name, `column` or `column:key`, of each (block, form, names)."""
+    return tuple((n.partition(":")[0], form, block, n.rpartition(":")[2]) for block, form, names in groups
+                 for n in names.split())
+
+# The columns read, their forms (study.md §2), where the match record holds each (records.md §2.2-2.3)
+TRIAL_COLUMNS = column_table(
+    (None, INTEGER, "trial arm"), (None, r"m_[0-9a-f]{12}|", "match"), (None, TEXT, "metric"),
+    ("archive", INTEGER, "rounds_played:rounds rounds_planned:planned"), ("default", RUBRIC_FORM, "rubric"),
+    ("focal", DECIMAL, "value"))
+SEAT_COLUMNS = column_table(
+    (None, INTEGER, "trial arm seat"), (None, "true|false", "focal"), (None, RUBRIC_FORM, "rubric"),
+    ("agent", TEXT, "name model"), ("card", DECIMAL, "fitness_index:fitnessIndex"), ("card", TEXT, "grade"),
+    ("card", INTEGER, "rank"), ("card", TEXT, "status"), ("card", DECIMAL, " ".join(DIMENSIONS)),
+    ("meter", INTEGER, "turns rounds_sat_out:roundsSatOut error_turns:errorTurns"),
+    ("meter", DECIMAL, "spend"), ("metrics", INTEGER, "rests:rest looks:look moves:move gathers:gather"
+     " crafts:craft builds:build repairs:repair trains:train trades:trade attacks:attack raids:raid"
+     " messages dormancies:dormant recoveries:awake"), ("agent", DECIMAL, "reputation"),
+    ("agent", INTEGER, "aggression"), ("card", DECIMAL, "map_coverage:mapCoverage"))
+SEAT_METRICS = {c: k for c, form, block, k in SEAT_COLUMNS if block == "card" and form != TEXT}  # study §3
 
 def read_study_csv(raw, name, columns):
     """The rows of trials.csv or seats.csv: only the columns read, each of its form."""
@@ -1130,60 +1126,48 @@ def read_study_csv(raw, name, columns):
             if len(fields) != len(header) or len(rows) == MAX_STUDY_ROWS:
                 raise RecordError("%s: %d fields, the header has %d (or past %d rows)"
                                   % (at, len(fields), len(header), MAX_STUDY_ROWS))
-            row = {"line": reader.line_num}
-            for column, form, _, _ in columns:
-                value = row[column] = fields[header.index(column)]
-                if (value or column in ("trial", "arm", "seat")) and not re.fullmatch(form, value):
-                    raise RecordError("%s, column %s: %s is not of the form %s"
-                                      % (at, column, shown(value), form))
-            rows.append(row)
-    except UnicodeDecodeError:
-        raise RecordError("%s: not UTF-8 text" % name)
-    except csv.Error as err:
-        raise RecordError("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
+            row = {c: fields[header.index(c)] for c, _, _, _ in columns}
+            for c, f, _, _ in columns:
+                if (row[c] or c in ("trial", "arm", "seat")) and not re.fullmatch(f, row[c]):
+                    raise RecordError("%s, column %s: %s is not of the form %s" % (at, c, shown(row[c]), f))
+            rows.append(dict(row, line=reader.line_num))
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise RecordError("%s: not UTF-8 text" % name if isinstance(err, UnicodeDecodeError) else
+                          "%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
     return rows
-
 
 def tie_row(row, name, columns, view):
     """records.md §2.3: a field that holds a number equals the record's same number; text, the text."""
     out = []
-    for column, form, block, key in columns:
-        if block not in view:
-            continue
+    for column, form, block, key in (c for c in columns if c[2] in view):
         value, record = row.get(column, ""), view[block].get(key)
-        if form in (INTEGER, DECIMAL):
-            ok = record is None if value == "" else record is not None and float(value) == record
-        else:
-            ok = value == ("" if record is None else record)
-        if not ok:
-            out.append({"file": name, "line": row.get("line"),
-                        "trial": int(row["trial"]), "arm": int(row["arm"]),
-                        "seat": int(row["seat"]) if "seat" in row else None, "column": column, "value": value,
-                        "record": None if record is None else text(record),
+        if not (value == ("" if record is None else record) if form not in (INTEGER, DECIMAL) else
+                record is None if value == "" else record is not None and float(value) == record):
+            out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]),
+                        "arm": int(row["arm"]), "seat": int(row["seat"]) if "seat" in row else None,
+                        "column": column, "value": value, "record": None if record is None else text(record),
                         "source": "report" if block in ("card", "default", "focal") else "archive"})
     return out
 
-
 def tie_match(archive, reports, trials, seats):
-    """Every trials.csv and seats.csv field of this match's rows against its record."""
     agents, metrics, out = archive["seats"], archive["metrics"] or {}, []
     for row in seats:
         n = int(row["seat"])
         if not 1 <= n <= len(agents):  # a seat the roster lacks
             out += tie_row(row, "seats.csv", (("seat", INTEGER, "roster", None),), {"roster": {}})
             continue
-        agent, card = agents[n - 1], reports[row["rubric"] or None]["cards"][n - 1]
-        entry = metrics.get(agent["id"])
+        agent, entry = agents[n - 1], metrics.get(agents[n - 1]["id"])
         counts = {k: entry[k] for k in entry["seen"]} if entry else {}
         if entry and entry["seen"] & {"message", "message_private"}:
             counts["messages"] = entry["message"] + entry["message_private"]
-        out += tie_row(row, "seats.csv", SEAT_COLUMNS, {"agent": agent, "meter": agent["meter"] or {},
-                       "metrics": counts, "card": card["published"]})
+        card = reports[row["rubric"] or None]["cards"][n - 1]["published"]
+        out += tie_row(row, "seats.csv", SEAT_COLUMNS,
+                       {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card})
     for row in trials:
-        view = {"archive": archive, "default": reports["default"]}
         mine = [s for s in seats if (s["trial"], s["arm"]) == (row["trial"], row["arm"])]
-        cards = reports[row["rubric"] or None]["cards"]
+        view = {"archive": archive, "default": reports["default"]}
         if row["metric"] in SEAT_METRICS and row["value"]:  # study.md §3, from the scorecards
+            cards = reports[row["rubric"] or None]["cards"]
             focal = [cards[int(s["seat"]) - 1]["published"].get(SEAT_METRICS[row["metric"]])
                      for s in mine if s["focal"] == "true" and 1 <= int(s["seat"]) <= len(cards)]
             mean = hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None
@@ -1194,27 +1178,23 @@ def tie_match(archive, reports, trials, seats):
                            {"roster": {"row": "roster seat"}})
     return out
 
-
 def audit_brief(full):
     """One rubric's audit of a study's match, in brief; with its text where it does not agree."""
-    fi = [row["same"] for s in full["seats"] for row in s["figures"]
-          if row["key"]["figure"] == "fitnessIndex"]
-    brief = {k: full[k] for k in ("rubric", "exit", "figuresSame", "figuresCompared",
-                                  "checksAgree", "checksMade")}
+    rows = [(i + 1, r) for i, s in enumerate(full["seats"]) for r in s["figures"]]
+    fi = [r["same"] for _, r in rows if r["key"]["figure"] == "fitnessIndex"]
+    brief = {k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()}
     brief.update(fitnessIndex=[fi.count(True), len(fi)],
                  checksFailed=[c for c in full["checks"] if not c["agrees"]],
-                 differs=[{"seat": i + 1, "figure": row["key"]["figure"], "published": row["published"],
-                           "recomputed": row["recomputed"]} for i, s in enumerate(full["seats"])
-                          for row in s["figures"] if row["same"] is False])
+                 differs=[{"seat": n, "figure": r["key"]["figure"], "published": r["published"],
+                           "recomputed": r["recomputed"]} for n, r in rows if r["same"] is False])
     if full["exit"]:
         out = io.StringIO()
         print_audit(full, out)
         brief.update(audit=full, text=out.getvalue())
     return brief
 
-
 def study_match(mid, trials, seats, args, folder):
-    """One match of the study: audited under each rubric its rows name, its rows tied to it."""
+    """One match: audited under each rubric its rows name, its rows tied to it."""
     result = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in trials], "audits": [],
               "rows": {"trials.csv": len(trials), "seats.csv": len(seats)}, "differences": []}
     try:
@@ -1225,12 +1205,11 @@ def study_match(mid, trials, seats, args, folder):
         reports = {versions[0]: report}
         for v in versions[1:] + ([] if None in versions else [None]):
             reports[v] = read_report(*source.report(v), archive["seats"], v)
-        for v in versions:
-            result["audits"].append(audit_brief(audit(archive, reports[v])))
+        result["audits"] += (audit_brief(audit(archive, reports[v])) for v in versions)
         if isinstance(source, Downloads) and source.saved:
             source.write_saved(None)
-        result["differences"] = tie_match(archive, dict(reports, default={"rubric": reports[None]["rubric"]}),
-                                          trials, seats)
+        reports["default"] = {"rubric": reports[None]["rubric"]}
+        result["differences"] = tie_match(archive, reports, trials, seats)
         if args.against is not None:  # compared now, while this match alone is in memory
             prior = os.path.join(args.against, mid)
             result["changes"] = [dict(c, file=mid + "/" + c["file"]) for c in against(source, prior)] \
@@ -1238,47 +1217,39 @@ def study_match(mid, trials, seats, args, folder):
     except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
         return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
                     "cannot read the record (%s: %s)" % (type(err).__name__, err))
-    result["exit"] = max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0])
-    return result
-
+    return dict(result, exit=max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0]))
 
 def study_saved(folder):
     """(address, UTC time) from a saved study's saved.json (either script's), or None."""
     name = os.path.join(folder, "saved.json")
-    if os.path.isfile(name):
-        about = as_object(parse_json(read_file(name), name), name)
-        return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
-    return None
-
+    if not os.path.isfile(name): return None
+    about = as_object(parse_json(read_file(name), name), name)
+    return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
 
 def read_study(target, args):
-    """trials.csv and seats.csv, from a saved folder or the server, and the rows of each match."""
-    folder, files, raws = target if os.path.isdir(target) else None, [], {}
+    """The study's matches, folder, files, address and time saved: from a saved folder or the server."""
+    folder, rows, raws = target if os.path.isdir(target) else None, [], {}
     if args.save and not folder and os.path.lexists(os.path.join(args.save, "saved.json")):
         raise RecordError("--save %s: that folder already holds a saved study (saved.json): save into "
                           "another folder, or compare with --against" % args.save)
+    if not folder:
+        url, path = STUDY_TARGET.match(target).groups()
+        args.base = url if url and not args.explicit_base else args.base
+        address = args.base.rstrip("/") + path
     for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
-        if folder:
-            raw = read_file(os.path.join(folder, name))
-        else:
-            url, path = STUDY_TARGET.match(target).groups()
-            args.base = url if url and not args.explicit_base else args.base
-            store = Downloads(args.base, "", args.save)
-            raw, _ = store.get(args.base.rstrip("/") + path + "/" + name, name, (name,))
-        raws[name] = raw
-        files.append(read_study_csv(raw, name, columns))
-    saved = study_saved(folder) if folder else None
-    address = saved[0] if saved else None if folder else args.base.rstrip("/") + path
+        raws[name] = read_file(os.path.join(folder, name)) if folder else Downloads(
+            args.base, "", args.save).get(address + "/" + name, name, (name,))[0]
+        rows.append(read_study_csv(raws[name], name, columns))
+    address, saved_at = (study_saved(folder) or (None, None)) if folder else (address, None)
     if args.save and not folder:  # the layout and schema recompute_study.py --save writes
-        store.keep(("saved.json",), json.dumps({"script": "recompute.py", "address": address, "files": {
-            n: hashlib.sha256(r).hexdigest() for n, r in raws.items()}, "saved": utc_now()},
-            indent=1).encode("ascii") + b"\n")
-    return study_groups(*files), folder, raws, address, saved and saved[1]
-
+        files = {n: hashlib.sha256(r).hexdigest() for n, r in raws.items()}
+        Downloads(args.base, "", args.save).keep(("saved.json",), json.dumps({"script": "recompute.py",
+            "address": address, "files": files, "saved": utc_now()}, indent=1).encode("ascii") + b"\n")
+    return study_groups(*rows), folder, raws, address, saved_at
 
 def study_groups(trials, seats):
     """{match: (its trials.csv rows, its seats.csv rows)}; each trial and seat once."""
-    keys, groups = {}, {}
+    keys, groups = {}, {}  # keys[(trial, arm)]: its trials.csv row, then its seats.csv rows
     for name, rows, columns in (("trials.csv", trials, ("trial", "arm")),
                                 ("seats.csv", seats, ("trial", "arm", "seat"))):
         for row in rows:
@@ -1287,14 +1258,12 @@ def study_groups(trials, seats):
                 raise RecordError("%s line %d: %s appears twice, or has no trials.csv row" % (
                     name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
             keys[key] = []
-            keys[key[:2]].append(row)  # a trial's list: its trials.csv row, then its seats.csv rows
-    for row in trials:
-        if row["match"]:
-            group = groups.setdefault(row["match"], ([], []))
-            group[0].append(row)
-            group[1].extend(keys[(int(row["trial"]), int(row["arm"]))][1:])
+            keys[key[:2]].append(row)
+    for trial in (keys[(int(r["trial"]), int(r["arm"]))] for r in trials if r["match"]):
+        group = groups.setdefault(trial[0]["match"], ([], []))
+        group[0].append(trial[0])
+        group[1].extend(trial[1:])
     return groups
-
 
 def audit_study(target, args):
     """A study end to end: every match audited, every row tied to its record; --against, changes."""
@@ -1306,10 +1275,9 @@ def audit_study(target, args):
         then = study_saved(old) or ("", None)
         if address and then[0] and then[0].rpartition("/")[2] != address.rpartition("/")[2]:
             raise RecordError("--against: %s is a copy of %s, not of %s" % (old, then[0], address))
-        for name, raw in raws.items():
-            changes += csv_changes(name, read_file(os.path.join(old, name)), raw)
-        changes += [change(n, "(the match)", "saved", ABSENT)
-                    for n in sorted(os.listdir(old)) if MATCH_ID.match(n) and n not in groups]
+        changes = [c for n, raw in raws.items() for c in csv_changes(n, read_file(os.path.join(old, n)), raw)]
+        changes += [change(n, "(the match)", "saved", ABSENT) for n in sorted(os.listdir(old))
+                    if MATCH_ID.match(n) and n not in groups]
     if saved_at and not args.json:
         put(sys.stdout.write, "saved copy of %s, saved %s (%s)" % (address, saved_at, text(target)))
     results = study_matches(groups, args, folder)
@@ -1331,53 +1299,45 @@ def audit_study(target, args):
     print_study_summary(totals, results, differences, sys.stdout)
     return status
 
-
 def study_matches(groups, args, folder):
     """Each match of the study, args.jobs at a time, each printed in turn as it is done."""
-    results, tty = [], sys.stderr.isatty()
-    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    results, tty, pool = [], sys.stderr.isatty(), ThreadPoolExecutor(max_workers=args.jobs)
     try:
         futures = [pool.submit(study_match, mid, t, s, args, folder) for mid, (t, s) in groups.items()]
         for i, future in enumerate(futures):
             if tty:
-                sys.stderr.write("\rmatch %d/%d " % (i + 1, len(futures)))
-                sys.stderr.flush()
+                print("\rmatch %d/%d " % (i + 1, len(futures)), end="", file=sys.stderr, flush=True)
             while wait([future], timeout=0.25).not_done:
                 pass  # a timed wait: Ctrl-C gets through whichever thread the signal reaches
-            result, futures[i] = future.result(), None
+            r, futures[i] = future.result(), None
             if tty:
                 sys.stderr.write("\r" + " " * 20 + "\r")
-            if "error" in result:
-                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (
-                    result["match"], *result["trials"][0], result["error"])), file=sys.stderr)
+            if "error" in r:
+                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (r["match"], *r["trials"][0],
+                                                                           r["error"])), file=sys.stderr)
             if not args.json:
-                print_study_match(result, sys.stdout)
-            results.append(result)
+                print_study_match(r, sys.stdout)
+            results.append(r)
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
     return results
 
-
 def study_totals(results, differences):
-    tied = {name: sum(r["rows"][name] for r in results if "error" not in r)
-            for name in ("trials.csv", "seats.csv")}
+    rows = {n: sum(r["rows"][n] for r in results if "error" not in r) for n in ("trials.csv", "seats.csv")}
     fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
     return {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
             "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
-            "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": tied,
-            "rowsAgree": {name: tied[name] - len({d["line"] for d in differences
-                                                  if d["file"] == name and d["line"]}) for name in tied},
-            "columnsDiffer": len(differences)}
-
+            "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": rows,
+            "rowsAgree": {n: rows[n] - len({d["line"] for d in differences if d["file"] == n and d["line"]})
+                          for n in rows}, "columnsDiffer": len(differences)}
 
 def difference_line(d, with_line):
     return clip("  %s(trial %d arm %d%s) %s: file %s, %s %s" % (
         "%s line %s " % (d["file"], d["line"] or "(none)") if with_line else "", d["trial"], d["arm"],
         "" if d["seat"] is None else " seat %d" % d["seat"], d["column"], clip(d["value"]) or "(empty)",
         d["source"], clip(d["record"] or "(none)")), 100) + "\n"
-
 
 def print_study_match(result, out):
     where = "trial %d arm %d" % tuple(result["trials"][0]) + (
@@ -1389,7 +1349,6 @@ def print_study_match(result, out):
                 a["checksAgree"], a["checksMade"]), 100) + "\n")
     out.writelines(difference_line(d, True) for d in result["differences"])
 
-
 def print_study_summary(t, results, differences, out):
     out.write("\n%d matches, %d unreadable%s\n" % (
         t["matches"], len(t["unreadable"]), ": " + ", ".join(t["unreadable"][:4]) if t["unreadable"] else ""))
@@ -1400,13 +1359,11 @@ def print_study_summary(t, results, differences, out):
                        clip(text(d["published"])), clip(text(d["recomputed"]))) for d in a["differs"][:10])
         if a["checksFailed"]:
             out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
-    for name in ("trials.csv", "seats.csv"):
-        out.write("%s agrees with the records for %d of %d rows\n"
-                  % (name, t["rowsAgree"][name], t["rows"][name]))
+    out.writelines("%s agrees with the records for %d of %d rows\n" % (n, t["rowsAgree"][n], t["rows"][n])
+                   for n in ("trials.csv", "seats.csv"))
     if differences:
         out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
         out.writelines(difference_line(d, False) for d in differences[:10])
-
 
 # ------------------------------------------------------- network and saving
 # A download is bounded three ways. Each request has one deadline (TIMEOUT_SECONDS, a retry after a
