@@ -1685,19 +1685,19 @@ def print_study_summary(t, results, differences, out):
 
 
 # ------------------------------------------------------- network and saving
-# A request has one deadline (TIMEOUT_SECONDS, a retry after a server error included): a timer then shuts
-# its sockets, whatever they wait on (TLS handshake, headers, a 1xx, chunk framing). A body is read to a size
-# cap; a redirect is followed within the server the user named only. A saved file is written whole under a
-# temporary name, then renamed, never through a symbolic link; Ctrl-C removes the temporary files (PARTS).
+# A request has one deadline, a retry included: a timer then shuts its sockets, whatever they wait on.
+PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
+WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
 
-class Downloads:
-    """Reads a match's export pages and report from the platform (and a study's CSV files)."""
+class Downloads(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """A match's export pages and report (and a study's CSV files); its own handler of connections."""
     rubric = None
     def __init__(self, base, match_id, save_dir, base_named="--base"):
-        self.base, self.match_id = base.rstrip("/"), match_id
-        self.save_dir, self.saved, self.files = save_dir, {}, {}
-        self.opener = urllib.request.build_opener(Guarded(self.base, base_named))
-        self.end = time.monotonic() + DOWNLOAD_SECONDS
+        super().__init__()
+        self.base, self.match_id, self.save_dir = base.rstrip("/"), match_id, save_dir
+        self.saved, self.files = {}, {}
+        self.origin, self.named = urllib.parse.urlsplit(self.base)[:2], base_named
+        self.opener, self.end = urllib.request.build_opener(self), time.monotonic() + DOWNLOAD_SECONDS
         copy = os.path.join(save_dir or "", match_id)
         if save_dir is not None and match_id and os.path.lexists(copy):
             raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
@@ -1708,16 +1708,14 @@ class Downloads:
     def report(self, version):
         url = "%s/api/matches/%s/report" % (self.base, self.match_id)
         if version is None: return self.get(url, "report", ("report.json",))
-        return self.get(url + "?rubric=" + urllib.parse.quote(version, safe=""), "report (rubric %s)" % version,
-                        ("report", version + ".json"))
+        return self.get(url + "?rubric=" + urllib.parse.quote(version, safe=""),
+                        "report (rubric %s)" % version, ("report", version + ".json"))
     def get(self, url, what, save_as):
         try:
-            raw = http_get(self.opener, url, what, self.end)
+            raw = self.files["/".join(save_as)] = http_get(self.opener, url, what, self.end)
         except RecordError as err:
-            if getattr(err, "status", None) == 409:  # kept, so the copy says it was still playing
-                self.keep(("playing.json",), err.body)
+            if getattr(err, "status", None) == 409: self.keep(("playing.json",), err.body)  # still playing
             raise
-        self.files["/".join(save_as)] = raw
         self.keep(save_as, raw)
         return raw, what
     def keep(self, save_as, raw):
@@ -1729,15 +1727,32 @@ class Downloads:
                               % ("/".join(save_as), self.save_dir, err.strerror or err))
         self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
     def write_saved(self, rubric):
-        """saved.json: where and when the copy came from, and each file's sha256."""
         about = {"kind": "match", "matchId": self.match_id, "source": "%s/api/matches/%s" % (self.base,
                  self.match_id), "savedAt": utc_now(), "rubric": rubric, "sha256": self.saved}
         self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl)[:2] != self.origin:
+            raise RecordError("%s redirects to %s, another server than %s names"
+                              % (req.full_url, newurl, self.named))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+    def http_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPConnection), req)
+    def https_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
+    @staticmethod
+    def watched(kind):
+        """A connection class whose sockets are each copied into WATCHED.sockets, for the deadline to shut."""
+        def connection(host, **options):
+            conn = kind(host, **options)
+            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
+            return conn
+        def watch(sock):
+            WATCHED.sockets.append(sock.dup())
+            return sock
+        return connection
 
 def utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
 
 def save_copy(directory, parts, body):
     """DIR/parts..., each folder made here and never a symbolic link, the file written whole, then renamed."""
@@ -1757,52 +1772,21 @@ def save_copy(directory, parts, body):
         PARTS.discard(temporary)
         if os.path.exists(temporary): os.unlink(temporary)
 
-WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
-
-class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Redirects within one server only; each socket copied into WATCHED.sockets, for the deadline to shut."""
-    def __init__(self, base, named):
-        super().__init__()
-        self.origin, self.named = urllib.parse.urlsplit(base)[:2], named
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if urllib.parse.urlsplit(newurl)[:2] != self.origin:
-            raise RecordError("%s redirects to %s, another server than %s names" % (req.full_url, newurl, self.named))
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-    def http_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPConnection), req)
-    def https_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
-    @staticmethod
-    def watched(kind):
-        def connection(host, **options):
-            conn = kind(host, **options)
-            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
-            return conn
-        return connection
-
-def watch(sock):
-    WATCHED.sockets.append(sock.dup())
-    return sock
-
 def quietly(action, *args):
-    """action(*args), an OSError ignored: the socket or file is gone already."""
+    """action(*args), or None when what it acts on is closed or broken already."""
     try:
-        action(*args)
-    except OSError:
-        pass
-
-def shut_watched(sockets):
-    for sock in sockets:
-        quietly(sock.shutdown, socket.SHUT_RDWR)
+        return action(*args)
+    except (OSError, http.client.HTTPException):
+        return None
 
 def http_get(opener, url, what, end=math.inf):
-    """GET within one deadline (a retry after a server error included) and a size cap."""
-    deadline = min(time.monotonic() + TIMEOUT_SECONDS, end)
+    """GET within one deadline (TIMEOUT_SECONDS, a retry after a server error included) and a size cap."""
+    deadline, retries = min(time.monotonic() + TIMEOUT_SECONDS, end), 0
     sockets = WATCHED.sockets = []
-    timer = threading.Timer(max(deadline - time.monotonic(), 0), shut_watched, (sockets,))
+    timer = threading.Timer(max(deadline - time.monotonic(), 0),
+                            lambda: [quietly(sock.shutdown, socket.SHUT_RDWR) for sock in sockets])
     timer.daemon = True
     timer.start()
-    retries = 0
     try:
         while True:
             try:
@@ -1810,20 +1794,18 @@ def http_get(opener, url, what, end=math.inf):
                     return read_capped(response, url, deadline)
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
                 code = err.code if isinstance(err, urllib.error.HTTPError) else None
-                try:  # the start of an error's answer, which may carry the platform's reason
-                    body = b"" if code is None else err.read(65536) or b""
-                except (AttributeError, OSError, http.client.HTTPException):
-                    body = b""
+                body = quietly(err.read, 65536) or b"" if code else b""  # may carry the platform's reason
                 if (code or 0) >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
-                server = urllib.parse.urlsplit(url).netloc
+                server, reason = urllib.parse.urlsplit(url).netloc, getattr(err, "reason", err)
                 if time.monotonic() >= deadline:
-                    raise RecordError("%s: %s sent no whole answer within %g s" % (what, server, TIMEOUT_SECONDS))
-                reason = getattr(err, "reason", err)
-                error = RecordError("%s: cannot reach %s (%s)" % (what, server, getattr(reason, "strerror", None)
-                                    or reason) if code is None else "%s: %s" % (what, failure_text(code, body, reason)))
+                    raise RecordError("%s: %s sent no whole answer within %g s"
+                                      % (what, server, TIMEOUT_SECONDS))
+                cause = failure_text(code, body, reason) if code else "cannot reach %s (%s)" % (
+                    server, getattr(reason, "strerror", None) or reason)
+                error = RecordError("%s: %s" % (what, cause))
                 error.status, error.body = code, body
                 raise error
     finally:
@@ -1833,37 +1815,46 @@ def http_get(opener, url, what, end=math.inf):
 
 def read_capped(response, url, deadline):
     """The whole body, within the size cap and the request's deadline."""
-    body = bytearray()
-    while True:
+    body, chunk = bytearray(), True
+    while chunk:
         chunk = response.read1(1 << 16)
-        if time.monotonic() >= deadline: raise RecordError("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-        if not chunk: break
+        if time.monotonic() >= deadline:
+            raise RecordError("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
         body += chunk
-        if len(body) > MAX_RESPONSE_BYTES: raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
     if getattr(response, "length", None):
-        raise RecordError("%s: the connection closed %d bytes before the end of the answer" % (url, response.length))
+        raise RecordError("%s: the connection closed %d bytes before the end of the answer"
+                          % (url, response.length))
     return body
 
 def failure_text(code, body, fallback):
     """`409 the match is still playing: <reason>`, saying a thing once."""
     try:
         reason = json.loads(body.decode("utf-8")).get("reason")
-    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
+    except (ValueError, AttributeError, RecursionError):
         reason = None
     meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
         return "%d %s" % (code, meaning)
-    return "%d %s" % (code, reason) if meaning.lower() in reason.lower() else "%d %s: %s" % (code, meaning, reason)
+    if meaning.lower() in reason.lower():
+        return "%d %s" % (code, reason)
+    return "%d %s: %s" % (code, meaning, reason)
 
 # ------------------------------------------------------------------ main
-ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z")
+ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
+                     r"/?(?:[?#]\S*)?\Z")
+EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
+check fails or (--against) the record changed; 2 a record cannot be read (or a usage error);
+130 interrupted"""
 
 def sources_for(target, args):
-    """(label, source) for each match a target names: a saved folder or folder of them, a match id or address."""
+    """(label, source) per match a target names: a saved folder or a folder of them, a match id or address."""
     target, address = target.strip(), ADDRESS.match(target.strip())
     if os.path.isdir(target):
         kind = folder_holds(target)
-        if kind == "study": raise RecordError("%s holds a saved study: audit it with recompute_study.py" % target)
+        if kind == "study":
+            raise RecordError("%s holds a saved study: audit it with recompute_study.py" % target)
         if kind is None:
             raise RecordError("%s: no saved match here (expected export/1.json and report.json, "
                               "or folders of them, as --save writes)" % target)
@@ -1873,35 +1864,30 @@ def sources_for(target, args):
     if not address and not MATCH_ID.match(target):
         raise RecordError("%s is neither a match id (m_ and 12 hex digits), nor a match address "
                           "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % shown(target))
-    base, mid, named = address.groups() + ("the address",) if address else (args.base, target, args.base_named)
+    base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
     return [(mid, Downloads(base, mid, args.save, named))]
 
 def audit_one(label, source, args):
     try:
-        result = audit(*read_match(source, args.rubric or source.rubric))
+        return dict(audit(*read_match(source, args.rubric or source.rubric)), source=label)
     except KeyboardInterrupt:
         source.saved = {}  # a save cut short by Ctrl-C gets no saved.json
         raise
     finally:
-        if isinstance(source, Downloads) and source.saved:
-            source.write_saved(args.rubric)
-    return dict(result, source=label)
-
-EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
-check fails or (--against) the record changed; 2 a record cannot be read (or a usage error);
-130 interrupted"""
+        if isinstance(source, Downloads) and source.saved: source.write_saved(args.rubric)
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         raise RecordError(message)
 
 def parse_args(argv):
-    parser = Parser(prog="recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = Parser("recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
                     description="Recompute a daishi.ai match's published scores from its public record.")
-    parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex digits), a match "
-                        "address (https://daishi.ai/matches/m_...), or a folder of saved copies; or one study "
-                        "address (https://daishi.ai/u/<handle>/studies/<id>) or saved study folder")
-    parser.add_argument("--base", help="server to download from (default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV))
+    parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex digits), a "
+                        "match address (https://daishi.ai/matches/m_...), or a folder of saved copies; or "
+                        "one study address (https://daishi.ai/u/<handle>/studies/<id>) or saved study folder")
+    parser.add_argument("--base", help="server to download from (default %s, or $%s)"
+                        % (DEFAULT_BASE, BASE_ENV))
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
     parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<match id>/")
     parser.add_argument("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
@@ -1915,17 +1901,20 @@ def parse_args(argv):
         TIMEOUT_SECONDS = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
     except ValueError:
         TIMEOUT_SECONDS = -1
-    if not 0 < TIMEOUT_SECONDS < math.inf: parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
+    if not 0 < TIMEOUT_SECONDS < math.inf:
+        parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
     env = os.environ.get(BASE_ENV)
     args.base_named = "--base" if args.base is not None else BASE_ENV if env else "the default"
     args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
     parts = urllib.parse.urlsplit(args.base)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        parser.error("%s must be an http:// or https:// address, got %s" % (args.base_named, shown(args.base)))
-    args.explicit_base = args.base_named != "the default"
-    args.matches = [t.strip() for t in args.matches]
-    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv")) for t in args.matches)
-    if args.study and len(args.matches) > 1: parser.error("a study is audited alone: give one study address or folder")
+        parser.error("%s must be an http:// or https:// address, got %s"
+                     % (args.base_named, shown(args.base)))
+    args.explicit_base, args.matches = args.base_named != "the default", [t.strip() for t in args.matches]
+    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv"))
+                     for t in args.matches)
+    if args.study and len(args.matches) > 1:
+        parser.error("a study is audited alone: give one study address or folder")
     if not 1 <= args.jobs <= 16: parser.error("--jobs must be from 1 to 16")
     return args
 
@@ -1977,8 +1966,7 @@ def audit_matches(args):
         results.append(result)
     sys.stderr.write("".join(one_line("recompute.py: " + f["error"]) + "\n" for f in failures))
     status = max([r["exit"] for r in results] + [2 for _ in failures])
-    if args.json and not results and len(failures) == 1:
-        return fail(True, failures[0]["error"], quiet=True)
+    if args.json and not results and len(failures) == 1: return fail(True, failures[0]["error"], quiet=True)
     print_matches(args, results, failures, status, blocks > 1, old and old.saved_at, changes)
     return status
 
@@ -1987,7 +1975,8 @@ def print_matches(args, results, failures, status, batch, saved_at, changes):
     if args.json:
         doc = {"script": "recompute.py", "exit": status, "summary": totals, "matches": results,
                "unreadable": failures}
-        if changes is not None: doc["against"] = {"copy": args.against, "savedAt": saved_at, "changes": changes}
+        if changes is not None:
+            doc["against"] = {"copy": args.against, "savedAt": saved_at, "changes": changes}
         return print(json.dumps(doc, indent=1, ensure_ascii=True))
     for i, result in enumerate(results):
         sys.stdout.write("\n" if i else "")
