@@ -1694,21 +1694,20 @@ class Downloads(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
     rubric = None
     def __init__(self, base, match_id, save_dir, base_named="--base"):
         super().__init__()
-        self.base, self.match_id, self.save_dir = base.rstrip("/"), match_id, save_dir
-        self.saved, self.files = {}, {}
-        self.origin, self.named = urllib.parse.urlsplit(self.base)[:2], base_named
+        self.api, self.match_id = base.rstrip("/") + "/api/matches/" + match_id, match_id
+        self.origin, self.named = urllib.parse.urlsplit(base)[:2], base_named
+        self.save_dir, self.saved, self.files = save_dir, {}, {}
         self.opener, self.end = urllib.request.build_opener(self), time.monotonic() + DOWNLOAD_SECONDS
         copy = os.path.join(save_dir or "", match_id)
         if save_dir is not None and match_id and os.path.lexists(copy):
             raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
                               % (copy, match_id))
     def page(self, number):
-        return self.get("%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number),
-                        "export page %d" % number, ("export", "%d.json" % number))
+        return self.get(self.api + "/export?page=%d" % number, "export page %d" % number,
+                        ("export", "%d.json" % number))
     def report(self, version):
-        url = "%s/api/matches/%s/report" % (self.base, self.match_id)
-        if version is None: return self.get(url, "report", ("report.json",))
-        return self.get(url + "?rubric=" + urllib.parse.quote(version, safe=""),
+        if version is None: return self.get(self.api + "/report", "report", ("report.json",))
+        return self.get(self.api + "/report?rubric=" + urllib.parse.quote(version, safe=""),
                         "report (rubric %s)" % version, ("report", version + ".json"))
     def get(self, url, what, save_as):
         try:
@@ -1727,8 +1726,8 @@ class Downloads(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
                               % ("/".join(save_as), self.save_dir, err.strerror or err))
         self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
     def write_saved(self, rubric):
-        about = {"kind": "match", "matchId": self.match_id, "source": "%s/api/matches/%s" % (self.base,
-                 self.match_id), "savedAt": utc_now(), "rubric": rubric, "sha256": self.saved}
+        about = {"kind": "match", "matchId": self.match_id, "source": self.api, "savedAt": utc_now(),
+                 "rubric": rubric, "sha256": self.saved}
         self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if urllib.parse.urlsplit(newurl)[:2] != self.origin:
@@ -1837,9 +1836,7 @@ def failure_text(code, body, fallback):
     meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
         return "%d %s" % (code, meaning)
-    if meaning.lower() in reason.lower():
-        return "%d %s" % (code, reason)
-    return "%d %s: %s" % (code, meaning, reason)
+    return "%d %s" % (code, reason if meaning.lower() in reason.lower() else meaning + ": " + reason)
 
 # ------------------------------------------------------------------ main
 ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
@@ -2004,8 +2001,7 @@ if __name__ == "__main__":
         quietly(sys.stdout.flush)
         for part in list(PARTS):
             quietly(os.unlink, part)
-        print("interrupted", file=sys.stderr)
-        sys.stderr.flush()
+        print("interrupted", file=sys.stderr, flush=True)
         os._exit(130)
     except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
