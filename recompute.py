@@ -1689,15 +1689,14 @@ def print_study_summary(t, results, differences, out):
 PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
 WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
 
-class Downloads(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """A match's export pages and report (and a study's CSV files); its own handler of connections."""
+class Downloads:
+    """Reads a match's export pages and report from the platform (and a study's CSV files)."""
     rubric = None
     def __init__(self, base, match_id, save_dir, base_named="--base"):
-        super().__init__()
         self.api, self.match_id = base.rstrip("/") + "/api/matches/" + match_id, match_id
-        self.origin, self.named = urllib.parse.urlsplit(base)[:2], base_named
         self.save_dir, self.saved, self.files = save_dir, {}, {}
-        self.opener, self.end = urllib.request.build_opener(self), time.monotonic() + DOWNLOAD_SECONDS
+        self.opener = urllib.request.build_opener(Guarded(urllib.parse.urlsplit(base)[:2], base_named))
+        self.end = time.monotonic() + DOWNLOAD_SECONDS
         copy = os.path.join(save_dir or "", match_id)
         if save_dir is not None and match_id and os.path.lexists(copy):
             raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
@@ -1729,6 +1728,12 @@ class Downloads(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         about = {"kind": "match", "matchId": self.match_id, "source": self.api, "savedAt": utc_now(),
                  "rubric": rubric, "sha256": self.saved}
         self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
+
+class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Redirects within the server the user named only; each socket copied for the deadline to shut."""
+    def __init__(self, origin, named):
+        super().__init__()
+        self.origin, self.named = origin, named
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if urllib.parse.urlsplit(newurl)[:2] != self.origin:
             raise RecordError("%s redirects to %s, another server than %s names"
