@@ -1366,86 +1366,85 @@ def print_study_summary(t, results, differences, out):
         out.writelines(difference_line(d, False) for d in differences[:10])
 
 # ------------------------------------------------------- network and saving
-# A download is bounded three ways. Each request has one deadline (TIMEOUT_SECONDS, a retry after a
-# server error included): a timer then shuts the request's sockets, whatever they wait on (the TLS
-# handshake, a status or header line, a 1xx answer, chunk framing or trailers). A body is read to a
-# size cap. A redirect is followed only within the server the user named. A saved file is written
-# whole under a temporary name and renamed, in folders made here and never through a symbolic
-# link; Ctrl-C removes the temporary files (PARTS).
+# A request has one deadline, a retry included: a timer then shuts its sockets, whatever they wait on.
+PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
+WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
 
 class Downloads:
     """Reads a match's export pages and report from the platform (and a study's CSV files)."""
-
     rubric = None
-
     def __init__(self, base, match_id, save_dir, base_named="--base"):
-        self.base, self.match_id = base.rstrip("/"), match_id
+        self.api, self.match_id = base.rstrip("/") + "/api/matches/" + match_id, match_id
         self.save_dir, self.saved, self.files = save_dir, {}, {}
-        redirects = SameOriginRedirects(urllib.parse.urlsplit(self.base)[:2], base_named)
-        self.opener = urllib.request.build_opener(redirects, DeadlineHandler())
+        self.opener = urllib.request.build_opener(Guarded(urllib.parse.urlsplit(base)[:2], base_named))
         self.end = time.monotonic() + DOWNLOAD_SECONDS
-        if save_dir is not None and match_id and os.path.lexists(os.path.join(save_dir, match_id)):
+        copy = os.path.join(save_dir or "", match_id)
+        if save_dir is not None and match_id and os.path.lexists(copy):
             raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
-                              % (os.path.join(save_dir, match_id), match_id))
-
+                              % (copy, match_id))
     def page(self, number):
-        url = "%s/api/matches/%s/export?page=%d" % (self.base, self.match_id, number)
-        return self.get(url, "export page %d" % number, ("export", "%d.json" % number))
-
+        return self.get(self.api + "/export?page=%d" % number, "export page %d" % number,
+                        ("export", "%d.json" % number))
     def report(self, version):
-        url = "%s/api/matches/%s/report" % (self.base, self.match_id)
-        if version is None:
-            return self.get(url, "report", ("report.json",))
-        return self.get(url + "?rubric=" + urllib.parse.quote(version, safe=""),
+        if version is None: return self.get(self.api + "/report", "report", ("report.json",))
+        return self.get(self.api + "/report?rubric=" + urllib.parse.quote(version, safe=""),
                         "report (rubric %s)" % version, ("report", version + ".json"))
-
     def get(self, url, what, save_as):
         try:
-            raw = http_get(self.opener, url, what, self.end)
+            raw = self.files["/".join(save_as)] = http_get(self.opener, url, what, self.end)
         except RecordError as err:
-            if getattr(err, "status", None) == 409:  # kept, so the copy says it was still playing
-                self.keep(("playing.json",), err.body)
+            if getattr(err, "status", None) == 409: self.keep(("playing.json",), err.body)  # still playing
             raise
-        self.files["/".join(save_as)] = raw
         self.keep(save_as, raw)
         return raw, what
-
     def keep(self, save_as, raw):
-        if self.save_dir is None:
-            return
-        # Every name here is the script's own: the match id was checked, save_as is fixed.
-        try:
+        if self.save_dir is None: return
+        try:  # every name here is the script's own: the match id was checked, save_as is fixed
             save_copy(self.save_dir, (self.match_id,) + save_as if self.match_id else save_as, raw)
         except OSError as err:
             raise RecordError("--save: cannot write %s under %s (%s)"
                               % ("/".join(save_as), self.save_dir, err.strerror or err))
         self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
-
     def write_saved(self, rubric):
-        """saved.json: where and when the copy came from, and each file's sha256."""
-        about = {"kind": "match", "matchId": self.match_id,
-                 "source": "%s/api/matches/%s" % (self.base, self.match_id),
-                 "savedAt": utc_now(), "rubric": rubric, "sha256": self.saved}
+        about = {"kind": "match", "matchId": self.match_id, "source": self.api, "savedAt": utc_now(),
+                 "rubric": rubric, "sha256": self.saved}
         self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
 
+class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Redirects within the server the user named only; each socket copied for the deadline to shut."""
+    def __init__(self, origin, named):
+        super().__init__()
+        self.origin, self.named = origin, named
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl)[:2] != self.origin:
+            raise RecordError("%s redirects to %s, another server than %s names"
+                              % (req.full_url, newurl, self.named))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+    def http_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPConnection), req)
+    def https_open(self, req):
+        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
+    @staticmethod
+    def watched(kind):
+        """A connection class whose sockets are each copied into WATCHED.sockets, for the deadline to shut."""
+        def connection(host, **options):
+            conn = kind(host, **options)
+            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
+            return conn
+        def watch(sock):
+            WATCHED.sockets.append(sock.dup())
+            return sock
+        return connection
 
 def utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
-
-PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
-
-
 def save_copy(directory, parts, body):
-    """DIR/parts..., each folder made here and never a symbolic link, the file
-    written whole to a temporary name, then renamed over whatever was there."""
+    """DIR/parts..., each folder made here and never a symbolic link, the file written whole, then renamed."""
     os.makedirs(directory, exist_ok=True)
     for part in parts[:-1]:
         directory = os.path.join(directory, part)
-        try:
-            os.mkdir(directory)
-        except FileExistsError:
-            pass
+        if not os.path.lexists(directory): os.mkdir(directory)
         if os.path.islink(directory) or not os.path.isdir(directory):
             raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
@@ -1454,67 +1453,25 @@ def save_copy(directory, parts, body):
         with os.fdopen(handle, "wb") as out:
             out.write(body)
         os.replace(temporary, os.path.join(directory, parts[-1]))
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
     finally:
         PARTS.discard(temporary)
+        if os.path.exists(temporary): os.unlink(temporary)
 
-
-class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    def __init__(self, origin, named):
-        self.origin, self.named = origin, named
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if urllib.parse.urlsplit(newurl)[:2] != self.origin:
-            raise RecordError("%s redirects to %s, another server than %s names"
-                              % (req.full_url, newurl, self.named))
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
-
-
-class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Connections that put a copy of their socket in WATCHED.sockets, for the deadline to shut."""
-
-    def http_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPConnection), req)
-
-    def https_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
-
-    @staticmethod
-    def watched(kind):
-        def connection(host, **options):
-            conn = kind(host, **options)
-            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
-            return conn
-        return connection
-
-
-def watch(sock):
-    WATCHED.sockets.append(sock.dup())
-    return sock
-
-
-def shut_watched(sockets):
-    for sock in sockets:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
+def quietly(action, *args):
+    """action(*args), or None when what it acts on is closed or broken already."""
+    try:
+        return action(*args)
+    except (OSError, http.client.HTTPException):
+        return None
 
 def http_get(opener, url, what, end=math.inf):
-    """GET within one deadline (a retry after a server error included) and a size cap."""
-    deadline = min(time.monotonic() + TIMEOUT_SECONDS, end)
+    """GET within one deadline (TIMEOUT_SECONDS, a retry after a server error included) and a size cap."""
+    deadline, retries = min(time.monotonic() + TIMEOUT_SECONDS, end), 0
     sockets = WATCHED.sockets = []
-    timer = threading.Timer(max(deadline - time.monotonic(), 0), shut_watched, (sockets,))
+    timer = threading.Timer(max(deadline - time.monotonic(), 0),
+                            lambda: [quietly(sock.shutdown, socket.SHUT_RDWR) for sock in sockets])
     timer.daemon = True
     timer.start()
-    retries = 0
     try:
         while True:
             try:
@@ -1522,126 +1479,96 @@ def http_get(opener, url, what, end=math.inf):
                     return read_capped(response, url, deadline)
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
                 code = err.code if isinstance(err, urllib.error.HTTPError) else None
-                body = b"" if code is None else error_body(err)
+                body = quietly(err.read, 65536) or b"" if code else b""  # may carry the platform's reason
                 if (code or 0) >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
-                server = urllib.parse.urlsplit(url).netloc
+                server, reason = urllib.parse.urlsplit(url).netloc, getattr(err, "reason", err)
                 if time.monotonic() >= deadline:
-                    raise RecordError("%s: %s sent no whole answer within %g s" % (what, server, TIMEOUT_SECONDS))
-                reason = getattr(err, "reason", err)
-                failure = RecordError(
-                    "%s: cannot reach %s (%s)" % (what, server, getattr(reason, "strerror", None) or reason)
-                    if code is None else "%s: %s" % (what, failure_text(code, body, err.reason)))
-                failure.status, failure.body = code, body
-                raise failure
+                    raise RecordError("%s: %s sent no whole answer within %g s"
+                                      % (what, server, TIMEOUT_SECONDS))
+                cause = failure_text(code, body, reason) if code else "cannot reach %s (%s)" % (
+                    server, getattr(reason, "strerror", None) or reason)
+                error = RecordError("%s: %s" % (what, cause))
+                error.status, error.body = code, body
+                raise error
     finally:
         timer.cancel()
         for sock in sockets:
             sock.close()
 
-
 def read_capped(response, url, deadline):
     """The whole body, within the size cap and the request's deadline."""
-    body = bytearray()
-    while True:
+    body, chunk = bytearray(), True
+    while chunk:
         chunk = response.read1(1 << 16)
         if time.monotonic() >= deadline:
             raise RecordError("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-        if not chunk:
-            if getattr(response, "length", None):
-                raise RecordError("%s: the connection closed %d bytes before the end of the answer"
-                                  % (url, response.length))
-            return body
         body += chunk
         if len(body) > MAX_RESPONSE_BYTES:
             raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
-
-
-def error_body(err):
-    """The start of an error's answer, which may carry the platform's reason."""
-    try:
-        return err.read(65536) or b""
-    except (AttributeError, OSError, http.client.HTTPException):
-        return b""
-
+    if getattr(response, "length", None):
+        raise RecordError("%s: the connection closed %d bytes before the end of the answer"
+                          % (url, response.length))
+    return body
 
 def failure_text(code, body, fallback):
     """`409 the match is still playing: <reason>`, saying a thing once."""
     try:
         reason = json.loads(body.decode("utf-8")).get("reason")
-    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
+    except (ValueError, AttributeError, RecursionError):
         reason = None
     meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
         return "%d %s" % (code, meaning)
-    if meaning.lower() in reason.lower():
-        return "%d %s" % (code, reason)
-    return "%d %s: %s" % (code, meaning, reason)
-
+    return "%d %s" % (code, reason if meaning.lower() in reason.lower() else meaning + ": " + reason)
 
 # ------------------------------------------------------------------ main
-
 ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
                      r"/?(?:[?#]\S*)?\Z")
-
-
-def sources_for(target, args):
-    """(label, source) for each match an argument names: a saved folder (or a folder of
-    them), a match id, or a match address pasted from the site or the API."""
-    target = target.strip()
-    if os.path.isdir(target):
-        kind = folder_holds(target)
-        if kind == "study":
-            raise RecordError("%s holds a saved study: audit it with recompute_study.py" % target)
-        if kind == "matches":
-            return [(p, SavedCopies(p)) for p in (os.path.join(target, n) for n in sorted(os.listdir(target)))
-                    if os.path.isdir(p) and folder_holds(p) == "match"]
-        if kind is None:
-            raise RecordError("%s: no saved match here (expected export/1.json and report.json, "
-                              "or folders of them, as --save writes)" % target)
-        return [(target, SavedCopies(target))]
-    address = ADDRESS.match(target)
-    if address:
-        return [(address.group(2), Downloads(address.group(1), address.group(2), args.save, "the address"))]
-    if not MATCH_ID.match(target):
-        raise RecordError("%s is neither a match id (m_ and 12 hex digits), nor a match address "
-                          "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % shown(target))
-    return [(target, Downloads(args.base, target, args.save, args.base_named))]
-
-
-def audit_one(label, source, args):
-    try:
-        result = audit(*read_match(source, args.rubric or source.rubric))
-    except KeyboardInterrupt:
-        source.saved = {}  # a save cut short by Ctrl-C gets no saved.json
-        raise
-    finally:
-        if isinstance(source, Downloads) and source.saved:
-            source.write_saved(args.rubric)
-    return dict(result, source=label)
-
-
 EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
 check fails or (--against) the record changed; 2 a record cannot be read (or a usage error);
 130 interrupted"""
 
+def sources_for(target, args):
+    """(label, source) per match a target names: a saved folder or a folder of them, a match id or address."""
+    target, address = target.strip(), ADDRESS.match(target.strip())
+    if os.path.isdir(target):
+        kind = folder_holds(target)
+        if kind == "study":
+            raise RecordError("%s holds a saved study: audit it with recompute_study.py" % target)
+        if kind is None:
+            raise RecordError("%s: no saved match here (expected export/1.json and report.json, "
+                              "or folders of them, as --save writes)" % target)
+        if kind == "match": return [(target, SavedCopies(target))]
+        paths = (os.path.join(target, name) for name in sorted(os.listdir(target)))
+        return [(p, SavedCopies(p)) for p in paths if os.path.isdir(p) and folder_holds(p) == "match"]
+    if not address and not MATCH_ID.match(target):
+        raise RecordError("%s is neither a match id (m_ and 12 hex digits), nor a match address "
+                          "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % shown(target))
+    base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
+    return [(mid, Downloads(base, mid, args.save, named))]
+
+def audit_one(label, source, args):
+    try:
+        return dict(audit(*read_match(source, args.rubric or source.rubric)), source=label)
+    except KeyboardInterrupt:
+        source.saved = {}  # a save cut short by Ctrl-C gets no saved.json
+        raise
+    finally:
+        if isinstance(source, Downloads) and source.saved: source.write_saved(args.rubric)
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         raise RecordError(message)
 
-
 def parse_args(argv):
-    parser = Parser(
-        prog="recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Recompute a daishi.ai match's published scores from its public record.")
-    parser.add_argument("matches", nargs="+", metavar="MATCH",
-                        help="a match id (m_ + 12 hex digits), a match address "
-                             "(https://daishi.ai/matches/m_...), or a folder of saved copies; "
-                             "or one study address (https://daishi.ai/u/<handle>/studies/<id>) "
-                             "or saved study folder")
+    parser = Parser("recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
+                    description="Recompute a daishi.ai match's published scores from its public record.")
+    parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex digits), a "
+                        "match address (https://daishi.ai/matches/m_...), or a folder of saved copies; or "
+                        "one study address (https://daishi.ai/u/<handle>/studies/<id>) or saved study folder")
     parser.add_argument("--base", help="server to download from (default %s, or $%s)"
                         % (DEFAULT_BASE, BASE_ENV))
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
@@ -1666,33 +1593,28 @@ def parse_args(argv):
     if parts.scheme not in ("http", "https") or not parts.netloc:
         parser.error("%s must be an http:// or https:// address, got %s"
                      % (args.base_named, shown(args.base)))
-    args.explicit_base = args.base_named != "the default"
-    args.matches = [t.strip() for t in args.matches]
+    args.explicit_base, args.matches = args.base_named != "the default", [t.strip() for t in args.matches]
     args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv"))
                      for t in args.matches)
     if args.study and len(args.matches) > 1:
         parser.error("a study is audited alone: give one study address or folder")
-    if not 1 <= args.jobs <= 16:
-        parser.error("--jobs must be from 1 to 16")
+    if not 1 <= args.jobs <= 16: parser.error("--jobs must be from 1 to 16")
     return args
-
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = parse_args(argv)
     except RecordError as err:
-        return fail(None, "--json" in argv, "%s (see recompute.py --help)" % err)
+        return fail("--json" in argv, "%s (see recompute.py --help)" % err)
     gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans it
     try:
         return audit_study(args.matches[0], args) if args.study else audit_matches(args)
     except RecordError as err:
-        if not args.study:
-            raise
-        return fail(args, args.json, "%s: %s" % (args.matches[0], err))
+        if not args.study: raise
+        return fail(args.json, "%s: %s" % (args.matches[0], err))
     finally:
         gc.enable()
-
 
 def audit_matches(args):
     """Each match the arguments name; with --against, the one match against its saved copy."""
@@ -1701,16 +1623,16 @@ def audit_matches(args):
         try:
             sources += sources_for(target, args)
         except RecordError as err:
-            failures.append(failure(target.strip(), err))
+            failures.append(failure(target, err))
     blocks = len(sources) + len(failures)
     if args.against is not None:
         if blocks != 1 or not os.path.isdir(args.against) or folder_holds(args.against) != "match":
-            return fail(args, args.json, "--against compares one match with one saved copy (a folder "
-                        "holding export/ and report.json): %s" % shown(args.against))
+            return fail(args.json, "--against compares one match with one saved copy (a folder holding "
+                        "export/ and report.json): %s" % shown(args.against))
         try:
             old = SavedCopies(args.against)
         except RecordError as err:
-            return fail(args, args.json, "--against: %s" % err)
+            return fail(args.json, "--against: %s" % err)
         args.rubric = args.rubric or old.rubric
     for label, source in sources:
         try:
@@ -1718,80 +1640,58 @@ def audit_matches(args):
         except RecordError as err:
             failures.append(failure(label, err))
             continue
+        if old is not None and old.match_id not in (None, result["matchId"]):
+            return fail(args.json, "--against: %s is a copy of %s, not of %s"
+                        % (args.against, old.match_id, result["matchId"]))
         if old is not None:
-            if old.match_id not in (None, result["matchId"]):
-                return fail(args, args.json, "--against: %s is a copy of %s, not of %s"
-                            % (args.against, old.match_id, result["matchId"]))
             changes = against(source, args.against)
             result["exit"] = max(result["exit"], 1 if changes else 0)
         results.append(result)
-    for f in failures:
-        print(one_line("recompute.py: " + f["error"]), file=sys.stderr)
+    sys.stderr.write("".join(one_line("recompute.py: " + f["error"]) + "\n" for f in failures))
     status = max([r["exit"] for r in results] + [2 for _ in failures])
-    if args.json and not results and len(failures) == 1:
-        return fail(args, True, failures[0]["error"], quiet=True)
+    if args.json and not results and len(failures) == 1: return fail(True, failures[0]["error"], quiet=True)
     print_matches(args, results, failures, status, blocks > 1, old and old.saved_at, changes)
     return status
-
 
 def print_matches(args, results, failures, status, batch, saved_at, changes):
     totals = summary(results, failures)
     if args.json:
-        doc = {"script": "recompute.py", "exit": status, "summary": totals,
-               "matches": results, "unreadable": failures}
+        doc = {"script": "recompute.py", "exit": status, "summary": totals, "matches": results,
+               "unreadable": failures}
         if changes is not None:
             doc["against"] = {"copy": args.against, "savedAt": saved_at, "changes": changes}
-        json.dump(doc, sys.stdout, indent=1, ensure_ascii=True)
-        sys.stdout.write("\n")
-        return
+        return print(json.dumps(doc, indent=1, ensure_ascii=True))
     for i, result in enumerate(results):
         sys.stdout.write("\n" if i else "")
-        if changes is not None:
-            print_against(sys.stdout.write, args.against, saved_at, changes)
+        if changes is not None: print_against(sys.stdout.write, args.against, saved_at, changes)
         print_audit(result, sys.stdout, args.all, batch)
-    if batch:
-        print_summary(totals, failures, sys.stdout)
-
+    if batch: print_summary(totals, failures, sys.stdout)
 
 def failure(source, err):
     """An unreadable match: the error names the source once."""
     message = str(err)
     return {"source": source, "error": message if message.startswith(source) else source + ": " + message}
 
-
-def fail(args, as_json, message, quiet=False):
+def fail(as_json, message, quiet=False):
     """A usage error or an unreadable record: one line on stderr (and a JSON document)."""
-    if not quiet:
-        print(one_line("recompute.py: " + message), file=sys.stderr)
-    if as_json:
-        json.dump({"script": "recompute.py", "exit": 2, "error": one_line("recompute.py: " + message)},
-                  sys.stdout, ensure_ascii=True)
-        sys.stdout.write("\n")
+    line = one_line("recompute.py: " + message)
+    if not quiet: print(line, file=sys.stderr)
+    if as_json: print(json.dumps({"script": "recompute.py", "exit": 2, "error": line}, ensure_ascii=True))
     return 2
-
 
 if __name__ == "__main__":
     try:
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # Ctrl-C: each saved file whole or absent; no thread waited for
-        try:
-            sys.stdout.flush()
-        except OSError:
-            pass
+        quietly(sys.stdout.flush)
         for part in list(PARTS):
-            try:
-                os.unlink(part)
-            except OSError:
-                pass
-        print("interrupted", file=sys.stderr)
-        sys.stderr.flush()
+            quietly(os.unlink, part)
+        print("interrupted", file=sys.stderr, flush=True)
         os._exit(130)
     except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
     except Exception as err:  # a record this script failed to foresee: still one line, still exit 2
-        print(one_line("recompute.py: cannot read the record (%s: %s)" % (type(err).__name__, err)),
-              file=sys.stderr)
-        sys.exit(2)
+        sys.exit(fail(False, "cannot read the record (%s: %s)" % (type(err).__name__, err)))
     sys.exit(status)
