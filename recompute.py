@@ -820,13 +820,11 @@ def read_report(raw, name, seats, version):
 def read_card(card, at):
     """A scorecard's published figures, each checked for its form."""
     got = fields(card, "card", at)
-    published = {key: got[key] for key in
-                 ("rank", "wealth", "status", "fitnessIndex", "grade", "achievements")}
-    published.update((dim, got["dimensions." + dim]) for dim in DIMENSIONS)
-    published.update((key, get(got["raw"], key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"]
-                     if key in got["raw"])
-    return {"published": published,
-            "messagesSent": get(got["raw"], "messagesSent", "count", at + ".raw", None),
+    raw, keys = got["raw"], ("rank", "wealth", "status", "fitnessIndex", "grade", "achievements")
+    published = dict({key: got[key] for key in keys}, **{dim: got["dimensions." + dim] for dim in DIMENSIONS})
+    published.update((key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"]
+                     if key in raw)
+    return {"published": published, "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
             "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
 
 def read_match(source, version):
@@ -843,12 +841,11 @@ def read_match(source, version):
         if page.get("matchId", match_id) != match_id:
             raise RecordError("%s: matchId %s is not the archive's %s"
                               % (name, shown(page["matchId"]), match_id))
-    archive["id"] = match_id
-    archive["errata"] = read_errata(pages[0]["errata"], names[0] + ": errata")
+    archive.update(id=match_id, errata=read_errata(pages[0]["errata"], names[0] + ": errata"))
     archive["events"], archive["byType"] = read_events(pages, names, archive)
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
-    if report["matchId"] is not None and report["matchId"] != match_id:
+    if report["matchId"] not in (None, match_id):
         raise RecordError("%s.matchId: %s is not the archive's %s"
                           % (name, shown(report["matchId"]), match_id))
     return archive, report
