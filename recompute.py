@@ -365,8 +365,7 @@ def ledger_checks(block, ledger, seats):
     return out + [check("ledger commons.%s" % seat["id"], block["commons"].get(seat["id"], 0),
                         ledger["commons"][seat["id"]]) for seat in seats]
 
-# ----------------------------------------------------------- reading records
-
+# --- reading records
 def parse_json(raw, name):
     """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field."""
     if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
@@ -379,302 +378,245 @@ def parse_json(raw, name):
     except (ValueError, RecursionError) as err:
         raise RecordError("%s: not valid JSON (%s)" % (name, err))
 
-
 def shown(value):
     text = json.dumps(value) if not isinstance(value, float) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
-
-# The forms of a record's fields (rubric.md §11): what each must be, and its test. Events' fields
-# (seat, text, positive, items) are tested a column at a time by column_ok.
+# rubric.md §11: each form of a field: its words in an error, its values' types, an integer's least value.
 FORMS = {
-    "count": ("an integer from 0 to 2**53", lambda v: type(v) is int and 0 <= v <= EXACT_INTEGERS),
-    "rank": ("an integer >= 1", lambda v: type(v) is int and 1 <= v <= EXACT_INTEGERS),
-    "number": ("a finite number", lambda v: type(v) is float and math.isfinite(v)
-               or type(v) is int and abs(v) <= EXACT_INTEGERS),
-    "text": ("a string", lambda v: isinstance(v, str)),
-    "flag": ("true or false", lambda v: isinstance(v, bool)),
-    "object": ("an object", lambda v: isinstance(v, dict)),
-    "list": ("a list", lambda v: isinstance(v, list)),
-    "status": ("one of active, dormant, dead", lambda v: v in ("active", "dormant", "dead")),
-    "seat": ("a seat of the roster", None),
-    "positive": ("an integer from 1 to 2**53", None),
-    "items": ("item names mapped to integers from 1 to 2**53", None),
+    "count": ("an integer from 0 to 2**53", {int}, 0), "rank": ("an integer >= 1", {int}, 1),
+    "positive": ("an integer from 1 to 2**53", {int}, 1), "number": ("a finite number", {int, float}, None),
+    "text": ("a string", {str}, None), "flag": ("true or false", {bool}, None),
+    "object": ("an object", {dict}, None), "list": ("a list", {list}, None),
+    "status": ("one of active, dormant, dead", {str}, None), "seat": ("a seat of the roster", {str}, None),
+    "items": ("item names mapped to integers from 1 to 2**53", {dict}, None),
 }
 REQUIRED = object()
 
+def fits(values, form, roster=None):
+    """Whether every one of the values (None: one is missing) has the form, a column at a time."""
+    if values is None or not set(map(type, values)) <= FORMS[form][1]: return False
+    if form == "seat": return set(values) <= roster
+    if form == "status": return set(values) <= {"active", "dormant", "dead"}
+    if form == "number":
+        return all(abs(v) <= EXACT_INTEGERS if type(v) is int else math.isfinite(v) for v in values)
+    if form == "items": return fits(list(chain.from_iterable(map(dict.values, values))), "positive")
+    low = FORMS[form][2]
+    return low is None or not values or low <= min(values) and max(values) <= EXACT_INTEGERS
 
 def checked(value, form, at):
     """The value, where it has the form; `at` names the file and field for the error."""
-    what, test = FORMS[form]
-    if not test(value):
-        raise RecordError("%s: expected %s, got %s" % (at, what, shown(value)))
+    if not fits([value], form):
+        raise RecordError("%s: expected %s, got %s" % (at, FORMS[form][0], shown(value)))
     return value
 
-
 def field(obj, key, at):
-    if not isinstance(obj, dict):
-        raise RecordError("%s: expected an object" % at)
-    if key not in obj:
-        raise RecordError("%s.%s: missing" % (at, key))
+    if not isinstance(obj, dict): raise RecordError("%s: expected an object" % at)
+    if key not in obj: raise RecordError("%s.%s: missing" % (at, key))
     return obj[key]
 
-
 def get(obj, key, form, at, default=REQUIRED):
-    """obj[key] of its form (a dotted key reaches into objects), or default where absent (or null
-    where the default is None); `at` names obj."""
+    """obj[key] of its form (a dotted key reaches in), or default where absent (or null, for None)."""
     if "." in key:
         outer, key = key.rsplit(".", 1)
         obj, at = get(obj, outer, "object", at), "%s.%s" % (at, outer)
-    if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default:
-        return default
+    if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default: return default
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
-
 
 def as_object(value, at):
     return checked(value, "object", at)
 
-
 def as_text(value, at):
     return checked(value, "text", at)
 
+# records.md §1.1: the fields read of each part of a record, in the order checked, as key:form, then
+# *form: each element's form; ?: may be absent or null (None); =JSON: the default where absent.
+FIELDS = {part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()]
+          for part, spec in {
+    "archive": "config.engine_version:text config.map.width:count config.map.height:count "
+               "startedAtTick:count endedAtTick:count config.rounds:count? agents:list",
+    "agent": "trained:object status:status agentId:text roundsAlive:count wealth:number reputation:number "
+             "aggression:count trained.strength:count trained.vitality:count trained.endurance:count "
+             "inventory:object*count",
+    "meter": "turns:count roundsSatOut:count errorTurns:count spend:number",
+    "metrics": " ".join(k + ":count=0" for k in COUNTERS + ("message", "message_private", "rest", "look")),
+    "pair": "a:text b:text rep:object? trades:count netShare:number",
+    "exploration": "visited:count coverage:number",
+    "erratum": "events:list*count id:text agents:list=[] affects:list=[] scoresDepend:flag",
+    "card": "dimensions:object raw:object={} achievements:list*text rank:rank wealth:number status:text "
+            "fitnessIndex:number grade:text " + " ".join("dimensions.%s:number" % d for d in DIMENSIONS),
+    "raw": "mapCoverage:number indexWealth:number indexReputation:number circularReputation:number "
+           "circularEstimated:flag"}.items()}
+
+def fields(obj, part, at):
+    """The part's fields of obj, each of its form; the error names the file and field."""
+    out = {}
+    for key, form, each, default in FIELDS[part]:
+        default = [] if default is None else [None] if default == "?" else [json.loads(default[1:])]
+        value = out[key] = get(obj, key, form, at, *default)
+        for i, item in (value.items() if form == "object" else enumerate(value)) if each else ():
+            checked(item, each, ("%s.%s.%s" if form == "object" else "%s.%s[%d]") % (at, key, i))
+    return out
 
 def roster_seat(agent, roster, at):
-    if agent not in roster:
-        raise RecordError("%s: %s names no seat of the roster" % (at, shown(agent)))
+    if agent not in roster: raise RecordError("%s: %s names no seat of the roster" % (at, shown(agent)))
     return agent
-
 
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
     for agent, value in as_object(block, at).items():
-        where = "%s.%s" % (at, agent)
-        yield roster_seat(agent, roster, where), value, where
-
+        yield roster_seat(agent, roster, "%s.%s" % (at, agent)), value, "%s.%s" % (at, agent)
 
 def read_pages(source):
     """Page 1, then every page it announces: (pages, names)."""
     raw, name = source.page(1)
-    first = check_page(parse_json(raw, name), 1, None, name)
-    pages, names = [first], [name]
-    tell = isinstance(source, Downloads) and first["pageCount"] > 1 and sys.stderr.isatty()
+    pages, names = [check_page(parse_json(raw, name), 1, None, name)], [name]
+    count = pages[0]["pageCount"]
+    tell = isinstance(source, Downloads) and count > 1 and sys.stderr.isatty()
     try:
-        for number in range(2, first["pageCount"] + 1):
+        for number in range(2, count + 1):
             if tell:  # progress on a terminal only: `\r` rewrites the line, cleared at the end
-                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, first["pageCount"]))
+                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, count))
                 sys.stderr.flush()
             raw, name = source.page(number)
-            pages.append(check_page(parse_json(raw, name), number, first, name))
+            pages.append(check_page(parse_json(raw, name), number, pages[0], name))
             names.append(name)
     finally:
-        if tell:
-            sys.stderr.write("\r\x1b[K")
+        if tell: sys.stderr.write("\r\x1b[K")
     return pages, names
 
-
 def check_page(page, number, first, name):
-    as_object(page, name)
-    if field(page, "page", name) != number:
+    if field(as_object(page, name), "page", name) != number:
         raise RecordError("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
     if type(count) is not int or not 1 <= count <= MAX_PAGES:
         raise RecordError("%s: pageCount must be an integer from 1 to %d, got %s"
                           % (name, MAX_PAGES, shown(count)))
-    for key in ("errata", "events"):
-        checked(field(page, key, name), "list", "%s: %s" % (name, key))
-    if first is None and page.get("archive") is None:
-        raise RecordError("%s: page 1 carries no archive" % name)
-    if first is not None and count != first["pageCount"]:
+    for key in ("errata", "events"): checked(field(page, key, name), "list", "%s: %s" % (name, key))
+    if (page.get("archive") is None) == (first is None):
+        raise RecordError(name + (": archive is on page 1 only" if first else ": page 1 carries no archive"))
+    first = first or page
+    if count != first["pageCount"]:
         raise RecordError("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
-    if first is not None and page["errata"] != first["errata"]:
-        raise RecordError("%s: errata differ from page 1's" % name)
-    if first is not None and page.get("archive") is not None:
-        raise RecordError("%s: archive is on page 1 only" % name)
+    if page["errata"] != first["errata"]: raise RecordError("%s: errata differ from page 1's" % name)
     return page
-
 
 def read_archive(archive, at):
     """The archive's fields the rules read, checked (records.md §1.1)."""
-    engine = get(archive, "config.engine_version", "text", at)
-    width, height = (get(archive, "config.map." + key, "count", at) for key in ("width", "height"))
-    if width * height == 0:
-        raise RecordError("%s.config.map: the map has no regions" % at)
-    start, end = (get(archive, key, "count", at) for key in ("startedAtTick", "endedAtTick"))
-    planned = get(archive, "config.rounds", "count", at, None)
-    if end < start:
-        raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
-    if not get(archive, "agents", "list", at):
-        raise RecordError("%s.agents: the roster is empty" % at)
-    seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(archive["agents"])]
+    got = fields(archive, "archive", at)
+    start, end = got["startedAtTick"], got["endedAtTick"]
+    regions = got["config.map.width"] * got["config.map.height"]
+    if regions == 0: raise RecordError("%s.config.map: the map has no regions" % at)
+    if end < start: raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
+    if not got["agents"]: raise RecordError("%s.agents: the roster is empty" % at)
+    seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(got["agents"])]
     roster = {seat["id"] for seat in seats}
-    if len(roster) != len(seats):
-        raise RecordError("%s.agents: an agentId appears twice" % at)
+    if len(roster) != len(seats): raise RecordError("%s.agents: an agentId appears twice" % at)
     blocks = {"metrics": read_metrics, "ledger": read_ledger_block, "exploration": read_exploration}
     return dict({key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
-                 for key, read in blocks.items()},
-                engine=engine, regions=width * height, start=start, end=end, rounds=end - start,
-                planned=planned, seats=seats)
-
-
-# records.md §1.1: an agent's fields, in the order they are checked.
-AGENT = (("trained", "object"), ("status", "status"), ("agentId", "text"), ("roundsAlive", "count"),
-         ("wealth", "number"), ("reputation", "number"), ("aggression", "count"),
-         ("trained.strength", "count"), ("trained.vitality", "count"), ("trained.endurance", "count"),
-         ("inventory", "object"))
-METER = (("turns", "count"), ("roundsSatOut", "count"), ("errorTurns", "count"), ("spend", "number"))
-
+                 for key, read in blocks.items()}, engine=got["config.engine_version"], regions=regions,
+                start=start, end=end, rounds=end - start, planned=got["config.rounds"], seats=seats)
 
 def read_agent(agent, at):
-    seat = {key: get(agent, key, form, at) for key, form in AGENT}
-    for item, qty in seat["inventory"].items():
-        checked(qty, "count", "%s.inventory.%s" % (at, item))
-    meter = agent.get("meter")
+    seat, meter = fields(agent, "agent", at), agent.get("meter")
     return dict(seat, id=seat["agentId"], name=str(agent.get("name", "")), model=str(agent.get("model", "")),
                 trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
-                meter=None if meter is None else {key: get(meter, key, form, at + ".meter")
-                                                  for key, form in METER})
-
+                meter=None if meter is None else fields(meter, "meter", at + ".meter"))
 
 def read_metrics(block, roster, at):
-    keys = COUNTERS + ("message", "message_private", "rest", "look")
-    out = {}
-    for agent, entry, where in by_seat(block, roster, at):
-        as_object(entry, where)
-        out[agent] = {key: get(entry, key, "count", where, 0) for key in keys}
-        out[agent]["seen"] = frozenset(key for key in keys if key in entry)
-    return out
-
+    return {agent: dict(fields(as_object(entry, where), "metrics", where),
+                        seen=frozenset(spec[0] for spec in FIELDS["metrics"] if spec[0] in entry))
+            for agent, entry, where in by_seat(block, roster, at)}
 
 def read_ledger_block(block, roster, at):
-    pairs = []
-    for i, pair in enumerate(get(block, "pairs", "list", at)):
+    pairs = [fields(pair, "pair", "%s.pairs[%d]" % (at, i))
+             for i, pair in enumerate(get(block, "pairs", "list", at))]
+    for i, pair in enumerate(pairs):
         where = "%s.pairs[%d]" % (at, i)
-        a, b = (roster_seat(get(pair, side, "text", where), roster, "%s.%s" % (where, side)) for side in "ab")
-        if not a < b:
-            raise RecordError("%s: a and b must be two seats in ascending id order" % where)
-        rep = get(pair, "rep", "object", where, None)
-        if rep is not None:
-            rep = {side: get(rep, side, "count", where + ".rep") for side in (a, b)}
-        pairs.append({"a": a, "b": b, "rep": rep, "trades": get(pair, "trades", "count", where),
-                      "netShare": get(pair, "netShare", "number", where)})
+        a, b = (roster_seat(pair[side], roster, "%s.%s" % (where, side)) for side in "ab")
+        if not a < b: raise RecordError("%s: a and b must be two seats in ascending id order" % where)
+        if pair["rep"] is not None:
+            pair["rep"] = {side: get(pair["rep"], side, "count", where + ".rep") for side in (a, b)}
     if len({(p["a"], p["b"]) for p in pairs}) != len(pairs):
         raise RecordError("%s.pairs: a pair appears twice" % at)
     with_rep = [p["rep"] is not None for p in pairs]
-    if any(with_rep) and not all(with_rep):
-        raise RecordError("%s.pairs: rep is on some pairs only" % at)
+    if any(with_rep) and not all(with_rep): raise RecordError("%s.pairs: rep is on some pairs only" % at)
     commons = {agent: checked(share, "number", where)
                for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")}
     return {"pairs": pairs, "commons": commons, "hasRep": bool(pairs) and all(with_rep)}
 
-
 def read_exploration(block, roster, at):
-    return {agent: {"visited": get(entry, "visited", "count", where),
-                    "coverage": get(entry, "coverage", "number", where)}
+    return {agent: fields(entry, "exploration", where)
             for agent, entry, where in by_seat(field(block, "agents", at), roster, at + ".agents")}
 
-
 def read_errata(errata, at):
-    out = []
-    for i, erratum in enumerate(errata):
-        where = "%s[%d]" % (at, i)
-        events = get(erratum, "events", "list", where)
-        for j, seq in enumerate(events):
-            checked(seq, "count", "%s.events[%d]" % (where, j))
-        out.append({"id": get(erratum, "id", "text", where), "title": str(erratum.get("title", "")),
-                    "events": events,
-                    "agents": [str(a) for a in get(erratum, "agents", "list", where, [])],
-                    "affects": [str(a) for a in get(erratum, "affects", "list", where, [])],
-                    "scoresDepend": get(erratum, "scoresDepend", "flag", where)})
-    return out
+    return [{"id": e["id"], "title": str(erratum.get("title", "")), "events": e["events"],
+             "agents": [str(a) for a in e["agents"]], "affects": [str(a) for a in e["affects"]],
+             "scoresDepend": e["scoresDepend"]}
+            for i, erratum in enumerate(errata) for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]]
 
-
-# Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick
-# and type, and their forms. A move's `from`, a craft's item and count, a build's region and a
-# train's stat are read by no rule.
-EVENT_FIELDS = {
-    "agent_spawned": (("agentId", "seat"), ("region", "text")),
-    "agent_registered": (("agentId", "seat"), ("region", "text")),
-    "move": (("agentId", "seat"), ("to", "text")),
-    "gather": (("agentId", "seat"), ("region", "text"), ("resource", "text"), ("gathered", "positive")),
-    "craft": (("agentId", "seat"),),
-    "build": (("agentId", "seat"), ("structure", "text"), ("structureId", "text")),
-    "repair": (("agentId", "seat"), ("structureId", "text")),
-    "deposit": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
-    "withdraw": (("agentId", "seat"), ("structureId", "text"), ("items", "items")),
-    "train": (("agentId", "seat"),),
-    "attack": (("agentId", "seat"), ("target", "seat")),
-    "raid": (("agentId", "seat"), ("target", "seat"), ("structureId", "text"), ("taken", "items")),
-    "trade_completed": (("agentId", "seat"), ("from", "seat"), ("to", "seat"),
-                        ("give", "items"), ("receive", "items")),
-    "trade_fulfilled": (("agentId", "seat"), ("from", "seat"), ("to", "seat")),
-    "agent_dormant": (("agentId", "seat"),),
-    "agent_awake": (("agentId", "seat"),),
-    "agent_died": (("agentId", "seat"),),
-    "message": (("agentId", "seat"),),
-    "rest": (("agentId", "seat"),),
-    "region_collapsed": (("region", "text"), ("resource", "text")),
-}
-
+# Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick and
+# type, as key:form. A move's `from`, a craft's item and count, a build's region and a train's stat
+# are read by no rule.
+EVENT_FIELDS = {kind: tuple(tuple(f.split(":")) for f in spec.split()) for kind, spec in {
+    "agent_spawned": "agentId:seat region:text", "agent_registered": "agentId:seat region:text",
+    "move": "agentId:seat to:text", "gather": "agentId:seat region:text resource:text gathered:positive",
+    "craft": "agentId:seat", "build": "agentId:seat structure:text structureId:text",
+    "repair": "agentId:seat structureId:text", "deposit": "agentId:seat structureId:text items:items",
+    "withdraw": "agentId:seat structureId:text items:items", "train": "agentId:seat",
+    "attack": "agentId:seat target:seat", "raid": "agentId:seat target:seat structureId:text taken:items",
+    "trade_completed": "agentId:seat from:seat to:seat give:items receive:items",
+    "trade_fulfilled": "agentId:seat from:seat to:seat", "agent_dormant": "agentId:seat",
+    "agent_awake": "agentId:seat", "agent_died": "agentId:seat", "message": "agentId:seat",
+    "rest": "agentId:seat", "region_collapsed": "region:text resource:text"}.items()}
 
 def read_events(pages, names, archive):
-    """The whole log, checked (§11), and its events grouped by type in log order.
-
-    Each page is checked a column at a time, which keeps a long log fast to read; only a page
-    that fails is walked event by event, by the same checks, to name the event and its field."""
+    """The whole log, checked (§11), and its events grouped by type in log order. Each page is checked
+    a column at a time; only a page that fails is walked event by event to name the event and field."""
     roster, end = {seat["id"] for seat in archive["seats"]}, archive["end"]
     seq, tick, by_type = 1, archive["start"], {}
     for page, name in zip(pages, names):
         events = page["events"]
         if event_fault(events, seq, tick, end, roster, by_type) is not None:
             for i, event in enumerate(events):
-                fault = event_fault([event], seq, tick, end, roster, {})
-                if fault is not None:
-                    key, what = fault
-                    at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
-                    raise RecordError("%s%s: %s" % (at, "." + key if key else "", what))
+                key, what = event_fault([event], seq, tick, end, roster, {}) or (0, 0)
+                at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
+                if what: raise RecordError("%s%s: %s" % (at, "." + key if key else "", what))
                 seq, tick = seq + 1, event["tick"]
             raise RecordError("%s: the event log is not well formed" % name)
         seq, tick = seq + len(events), events[-1]["tick"] if events else tick
     return [event for page in pages for event in page["events"]], by_type
 
-
 def event_fault(events, seq, tick, end, roster, by_type):
     """The first rule of §11 these events break, as (field, what was expected), `seq` being the
     first one's and `tick` the last tick before; else None, with the events added to by_type."""
     first = events[0] if events else {}
-    if set(map(type, events)) - {dict}:
-        return None, "expected an object, got %s" % shown(first)
+    if not fits(events, "object"): return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
-    if seqs is None or set(map(type, seqs)) - {int} or seqs != list(range(seq, seq + len(events))):
+    if not fits(seqs, "count") or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
-    if ticks is None or set(map(type, ticks)) - {int} or ticks and (
+    if not fits(ticks, "count") or ticks and (
             ticks[0] < tick or ticks[-1] > end or not all(map(le, ticks, ticks[1:]))):
         return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
                         % (tick, end, shown(first.get("tick"))))
-    if kinds is None or set(map(type, kinds)) - {str}:
-        return "type", "expected a string, got %s" % shown(first.get("type"))
-    groups = {}
+    if not fits(kinds, "text"): return "type", "expected a string, got %s" % shown(first.get("type"))
+    groups = {kind: [] for kind in dict.fromkeys(kinds)}
     for event, kind in zip(events, kinds):
-        group = groups.get(kind)
-        if group is None:
-            group = groups[kind] = []
-        group.append(event)
+        groups[kind].append(event)
     for kind, group in groups.items():
         for key, form in EVENT_FIELDS.get(kind, ()):
-            if not column_ok(group, key, form, roster):
+            if not fits(column(group, key), form, roster):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
         group = groups.get(kind, [])
-        givers, takers = column(group, "from"), column(group, "to")
-        if any(map(eq, givers, takers)):
+        if any(map(eq, column(group, "from"), column(group, "to"))):
             return "", "a trade's from and to are the same seat"
-        if column(group, "agentId") != (givers if side == "from" else takers):
+        if column(group, "agentId") != column(group, side):
             return "agentId", "expected the trade's %s on %s" % (side, kind)
     for kind, group in groups.items():
         by_type.setdefault(kind, []).extend(group)
     return None
-
 
 def column(events, key):
     """The key's values over the events, None where one lacks it."""
@@ -682,25 +624,6 @@ def column(events, key):
         return list(map(itemgetter(key), events))
     except KeyError:
         return None
-
-
-def column_ok(events, key, form, roster):
-    """Whether one field of every event of a type has its form."""
-    try:
-        if form == "seat":
-            return set(map(itemgetter(key), events)) <= roster
-        if form == "text":
-            return set(map(type, map(itemgetter(key), events))) <= {str}
-        values = list(map(itemgetter(key), events))
-        if form == "items":
-            if not set(map(type, values)) <= {dict}:
-                return False
-            values = list(chain.from_iterable(map(dict.values, values)))
-        return set(map(type, values)) <= {int} and (not values
-                                                    or 1 <= min(values) <= max(values) <= EXACT_INTEGERS)
-    except (KeyError, TypeError):  # a missing field, or an unhashable value for a seat
-        return False
-
 
 def read_report(raw, name, seats, version):
     report = as_object(parse_json(raw, name), name)
@@ -711,39 +634,28 @@ def read_report(raw, name, seats, version):
     if version is not None and rubric != version:
         raise RecordError("%s.rubricVersion: %s, but the report was asked for under %s"
                           % (name, rubric, version))
-    reason = get(report, "rubricReason", "text", name, None)
-    cards = get(report, "scorecards", "list", name)
-    ids = [card.get("agentId") if isinstance(card, dict) else None for card in cards]
-    if ids != [seat["id"] for seat in seats]:
+    reason, cards = get(report, "rubricReason", "text", name, None), get(report, "scorecards", "list", name)
+    if [card.get("agentId") if isinstance(card, dict) else None for card in cards] != [
+            seat["id"] for seat in seats]:
         raise RecordError("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
     return {"rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
             "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]}
 
-
 def read_card(card, at):
     """A scorecard's published figures, each checked for its form."""
-    get(card, "dimensions", "object", at)
-    raw = get(card, "raw", "object", at, {})
-    achievements = get(card, "achievements", "list", at)
-    for i, name in enumerate(achievements):
-        checked(name, "text", "%s.achievements[%d]" % (at, i))
-    published = {key: get(card, key, form, at) for key, form in (("rank", "rank"), ("wealth", "number"),
-                 ("status", "text"), ("fitnessIndex", "number"), ("grade", "text"))}
-    published["achievements"] = achievements
-    published.update((dim, get(card, "dimensions." + dim, "number", at)) for dim in DIMENSIONS)
-    published.update((key, get(raw, key, form, at + ".raw")) for key, form in (
-        ("mapCoverage", "number"), ("indexWealth", "number"), ("indexReputation", "number"),
-        ("circularReputation", "number"), ("circularEstimated", "flag")) if key in raw)
+    got = fields(card, "card", at)
+    raw, keys = got["raw"], ("rank", "wealth", "status", "fitnessIndex", "grade", "achievements")
+    published = dict({key: got[key] for key in keys}, **{dim: got["dimensions." + dim] for dim in DIMENSIONS})
+    published.update((key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"]
+                     if key in raw)
     return {"published": published, "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
             "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
-
 
 def read_match(source, version):
     """Every page and the report, checked as rubric.md §11 asks."""
     pages, names = read_pages(source)
-    archive_json = pages[0]["archive"]
-    archive = read_archive(archive_json, names[0] + ": archive")
-    match_id = archive_json.get("matchId", pages[0].get("matchId"))
+    archive = read_archive(pages[0]["archive"], names[0] + ": archive")
+    match_id = pages[0]["archive"].get("matchId", pages[0].get("matchId"))
     if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
         raise RecordError("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
     if source.match_id not in (None, match_id):
@@ -753,22 +665,19 @@ def read_match(source, version):
         if page.get("matchId", match_id) != match_id:
             raise RecordError("%s: matchId %s is not the archive's %s"
                               % (name, shown(page["matchId"]), match_id))
-    archive["id"] = match_id
-    archive["errata"] = read_errata(pages[0]["errata"], names[0] + ": errata")
+    archive.update(id=match_id, errata=read_errata(pages[0]["errata"], names[0] + ": errata"))
     archive["events"], archive["byType"] = read_events(pages, names, archive)
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
-    if report["matchId"] is not None and report["matchId"] != match_id:
+    if report["matchId"] not in (None, match_id):
         raise RecordError("%s.matchId: %s is not the archive's %s"
                           % (name, shown(report["matchId"]), match_id))
     return archive, report
-
 
 def events_of(archive, *kinds):
     """The events of these types, in log order."""
     groups = [archive["byType"].get(kind, []) for kind in kinds]
     return groups[0] if len(groups) == 1 else list(merge(*groups, key=itemgetter("seq")))
-
 
 # ------------------------------------------------------------- reporting
 FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation", "competitiveness",
