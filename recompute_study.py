@@ -36,10 +36,8 @@ LABEL_CHARACTERS = 24       # an arm's label or a model's name in a figure's lab
 WIDTH = 100                 # every line printed fits this many columns
 MAX_SHOWN = 300             # characters of a file's or server's text shown, then a marker
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
-
-# study.md §1: the seat-score metrics, their range (None: rank's [1, N]) and direction.
-SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),
-                    rank=(None, "lower"), map_coverage=((0, 1), "higher"))
+SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),   # study.md §1:
+                    rank=(None, "lower"), map_coverage=((0, 1), "higher"))   # range (None: [1, N]), direction
 RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
 SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
@@ -56,7 +54,6 @@ class Unreadable(Exception):
     """The study cannot be read: one line for the user, exit status 2."""
 
 # --- arithmetic
-
 def mean_and_spread(units, scale):
     """§4.2: m = S1 ÷ (n·scale), s = sqrt((n·S2 − S1²) ÷ (n·(n − 1))) ÷ scale (None for n < 2)."""
     n, s1, s2 = len(units), sum(units), sum(d * d for d in units)     # integers: exact
@@ -109,8 +106,7 @@ def t_quantile(nu, q):
     if nu > CORNISH_FISHER_FROM: return _cornish_fisher(nu, q)
     # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
     # precision; that log is nearly linear in log t in heavy and light tails alike.
-    a, central, t = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q)
-    target = 2.0 * q - 1.0 if central else 1.0 - q
+    a, central, t, target = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q), 2.0 * q - 1.0 if q < 0.75 else 1.0 - q
     # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not the difference of two large lgammas
     series = lambda x: (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
     log_c = (math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a)
@@ -131,7 +127,6 @@ def t_quantile(nu, q):
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
 
 # --- the study's terms
-
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
     def __init__(self, trials, seats, reading):
@@ -149,7 +144,7 @@ class Terms:
                 raise Unreadable("the card's direction for %s is %r, not higher or lower"
                                  % (self.metric, self.direction))
             if card is not None and not (isinstance(card, list) and len(card) == 2 and all(
-                    _is_number(end) and math.isfinite(end) for end in card) and card[0] < card[1]):
+                    type(end) in (int, float) and math.isfinite(end) for end in card) and card[0] < card[1]):
                 raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
             self.bounds = card and tuple(card)
         low, high = self.bounds or (None, None)
@@ -170,11 +165,7 @@ class Terms:
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
 
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
 # --- §3 each trial's value
-
 def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
     if not focal_seats or any(seat[metric] == "" for seat in focal_seats): return None
@@ -211,7 +202,6 @@ def scorecard_fault(seat):
     if grade != expected: return "grade %s, its index and dimensions give %s" % (grade, expected)
 
 # --- §4 comparisons
-
 class Comparison:
     """One comparison's recomputed figures; None where a figure does not exist."""
     n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
@@ -291,7 +281,6 @@ def verdict(terms, result, alpha):
     return "inconclusive"
 
 # --- §5 arms and models
-
 def arm_figures(arm, trials, terms):
     """n, mean and 95% interval of the arm's values, cut to the metric's range."""
     units = [exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]]
@@ -315,7 +304,6 @@ def model_figures(seats):
     return by_model
 
 # --- §6 how a figure prints
-
 def _units_text(units, places, negative):
     whole, fraction = divmod(units, 10 ** places)
     return "-" * negative + str(whole) + ("." + str(fraction).zfill(places) if places else "")
@@ -333,7 +321,6 @@ def print_comparison_figure(x, places):
     return "-" * (x < 0) + text
 
 # --- §7 figures and checks
-
 class Result:
     """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
     def __init__(self):
@@ -353,8 +340,7 @@ def _label(text):
 def six_places(page, places, printer):
     """The places §6 prints the page's figure at, from its own digits: a comparison's figure near zero
     takes up to three more (an unsigned zero may be 0 itself or a tiny figure)."""
-    whole, _, fraction = page.lstrip("-").partition(".")
-    most = places + SIGN_KEEPING_PLACES
+    (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
     if printer is print_figure or int(whole): return places
     if not int(fraction or "0") and page[0] != "-": return most if len(fraction) == most else places
     digits = fraction.ljust(most + 1, "0")
@@ -374,20 +360,16 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
     units = int(print_figure(value, shown).replace(".", "")) - int(page.replace(".", ""))
     result.figure(key, label, page, ours, abs(units) <= tolerance, units)
 
-def exact_figure(result, key, name, page, value):
-    """A count or a verdict: the same only when equal."""
-    if page is None and value is None: return
-    same = value is not None and type(page) is type(value) and page == value
-    numeric = type(value) is int and type(page) is int
-    result.figure(key, "%s: %s" % (name, key["figure"]), page, value, same, value - page if numeric else None)
-
 def figure_rows(result, key, name, page, rows):
-    """Each (figure, ours, places, tolerance[, printer]) of one row of the page; places None: exact; each end
-    of an interval a figure of its own."""
+    """Each (figure, ours, places, tolerance[, printer]) of one row of the page; places None: a count or a
+    verdict, the same only when equal; each end of an interval a figure of its own."""
     for figure, ours, places, *how in rows:
         shown = page.get("mapInterval" if figure == "map interval" else figure)
         if places is None:
-            exact_figure(result, dict(key, figure=figure), name, shown, ours)
+            if shown is None and ours is None: continue
+            same = ours is not None and type(shown) is type(ours) and shown == ours
+            difference = ours - shown if type(ours) is int and type(shown) is int else None
+            result.figure(dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference)
         elif figure in ("interval", "map interval", "bootstrap"):
             ends = shown if isinstance(shown, list) and len(shown) == 2 else [shown, shown]
             for end, label in ((0, "low"), (1, "high")):
@@ -424,15 +406,15 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
         figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page_arms.get(arm, {}),
                     [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)])
     for arm in sorted(set(page_arms) - set(terms.arms), key=str):
-        exact_figure(result, {"arm": arm, "figure": "n"}, "arm %s (not in the files)" % arm,
-                     page_arms[arm].get("n"), None)
+        figure_rows(result, {"arm": arm}, "arm %s (not in the files)" % arm, page_arms[arm],
+                    [("n", None, None)])
     page_models = _by_key(reading.get("models"), "model", str)
     for model, (n, g, mean, ours) in models.items():
         figure_rows(result, {"model": model}, "model %s" % _label(model), page_models.get(model, {}),
                     [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)])
     for model in [m for m in page_models if m not in models]:
-        exact_figure(result, {"model": model, "figure": "seats"},
-                     "model %s (not in the files)" % _label(model), page_models[model].get("seats"), None)
+        figure_rows(result, {"model": model}, "model %s (not in the files)" % _label(model),
+                    page_models[model], [("seats", None, None)])
 
 def value_figures(result, trials, seats, metric):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
@@ -474,10 +456,6 @@ def count_fault(page, files):
                                             for reason in set(page) | set(files))
     return versus(page, None, agrees, json.dumps(files, sort_keys=True))
 
-def _same_level(page, files):
-    if page is None or files is None: return page is None and files is None
-    return isinstance(page, str) and bool(DECIMAL_TEXT.fullmatch(page)) and Decimal(page) == Decimal(files)
-
 def file_checks(result, study_id, trials, seats, reading, terms):
     """study.md §7 checks 1-25, one (name, the first fault or None) each."""
     match = lambda row: (int(row["trial"]), int(row["arm"]))
@@ -492,6 +470,9 @@ def file_checks(result, study_id, trials, seats, reading, terms):
              "seats": len(seats), "noValue": dict(Counter(r["no_value"] for r in trials if r["no_value"])),
              "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
     first, level, page_range = trials[0], reading.get("comparisonLevel"), reading.get("range")
+    ours = first["comparison_level"] or None
+    same_level = (level is None and ours is None if level is None or ours is None else isinstance(level, str)
+                  and bool(DECIMAL_TEXT.fullmatch(level)) and Decimal(level) == Decimal(ours))
     same = lambda field, files: versus(reading.get(field), files, reading.get(field) == files)
     checks = [("canary on every %s row" % name, first_fault(name, rows, lambda r: r["canary"] == CANARY,
                                                             lambda r: "canary missing or altered"))
@@ -520,12 +501,11 @@ def file_checks(result, study_id, trials, seats, reading, terms):
     ] + [("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k])) for k in files] + [
         ("the page's metric is the files'", same("metric", first["metric"])),
         ("the page's stoppingRule is the files'", same("stoppingRule", terms.rule)),
-        ("the page's comparisonLevel is the files'", versus(level, None, _same_level(
-            level, first["comparison_level"] or None), first["comparison_level"] or None)),
+        ("the page's comparisonLevel is the files'", versus(level, None, same_level, ours)),
         ("the page's rubric is the files'", same("rubric", first["rubric"])),
     ] + ([   # checks 24-25 for a seat-score metric
         ("the page's range is %s's" % terms.metric, versus(page_range, None, isinstance(page_range, list)
-         and len(page_range) == 2 and all(map(_is_number, page_range))
+         and len(page_range) == 2 and all(type(end) in (int, float) for end in page_range)
          and tuple(page_range) == tuple(terms.bounds), "[%s, %s]" % terms.bounds, "the metric's")),
         ("the page's direction is the files'", same("direction", terms.direction)),
     ] if terms.seat_score else []) + ([
@@ -536,7 +516,6 @@ def file_checks(result, study_id, trials, seats, reading, terms):
         result.check(name, fault is None, fault)
 
 # --- the whole recompute
-
 def recompute(study_id, trials, seats, reading, rho):
     """Every figure of the page beside the files' arithmetic, every check, and the trust list."""
     terms, result, labels, trials_by_trial = Terms(trials, seats, reading), Result(), {}, {}
