@@ -338,8 +338,7 @@ def _label(text):
     return _clip(_shown(text), LABEL_CHARACTERS)
 
 def six_places(page, places, printer):
-    """The places §6 prints the page's figure at, from its own digits: a comparison's figure near zero
-    takes up to three more (an unsigned zero may be 0 itself or a tiny figure)."""
+    """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
     (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
     if printer is print_figure or int(whole): return places
     if not int(fraction or "0") and page[0] != "-": return most if len(fraction) == most else places
@@ -347,8 +346,7 @@ def six_places(page, places, printer):
     return next((q for q in range(places, most) if int(digits[:q + 1]) >= 5), most)
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
-    """Compare a figure at the places §6 gives it (§7 `same`); skip it where neither side has it.
-    `key` names the row ({"arm": 1}), `name` its label ("arm 1 (control)"); the figure is key["figure"]."""
+    """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
     if page is None and value is None: return
     label, ours = "%s: %s" % (name, key["figure"]), None if value is None else printer(value, places)
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
@@ -361,8 +359,7 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
     result.figure(key, label, page, ours, abs(units) <= tolerance, units)
 
 def figure_rows(result, key, name, page, rows):
-    """Each (figure, ours, places, tolerance[, printer]) of one row of the page; places None: a count or a
-    verdict, the same only when equal; each end of an interval a figure of its own."""
+    """Each (figure, ours, places, tolerance[, printer]) of a row; places None: exact; an interval's ends."""
     for figure, ours, places, *how in rows:
         shown = page.get("mapInterval" if figure == "map interval" else figure)
         if places is None:
