@@ -3,35 +3,22 @@
 
     python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, one origin
     python3 recompute_study.py DIR      # a folder --save wrote, read offline
-
-    --trials FILE   trials.csv          --seats FILE   seats.csv      (saved copies, any mix;
-    --page FILE     the profile JSON    --recipe FILE  the recipe JSON  the address names the study)
-    --save DIR      keep every file read in DIR (trials.csv, seats.csv, profile.json,
-                    recipe.json) with saved.json (address, time, sha256 of each file)
+    --trials, --seats, --page, --recipe FILE  saved copies of trials.csv, seats.csv, the profile JSON
+                    and the recipe JSON, any mix (the address names the study)
+    --save DIR      keep every file read in DIR, with saved.json (address, time, sha256 of each)
     --against OLD   list what changed since the copy --save wrote in OLD
     --all           every figure on its own row    --json   one JSON document
 
-The file, in the spec's order:
-    constants         the files' columns and forms, the seat-score metrics (§1), limits
-    arithmetic        mean and spread, intervals, the cluster interval, the Student t quantile
-    the study's terms metric, range, direction, rule, level
-    §3                each trial's value from its focal seats; each seat's index and grade
-    §4                pairs, mean, interval or confidence sequence, map interval, exact
-                      sign-flip p, bootstrap, verdict
-    §5, §6            arms and models; how a figure prints
-    §7                each figure beside the page's, checks 1-25 as one table, the recompute
-    then              the files, reporting, saved copies, the address, fetching, main
-    appendix          packed SplitMix64 draws and the exact sign-flip count, fast
+In the spec's order: constants; arithmetic and the Student t quantile; the study's terms; §3 each
+trial's value, each seat's index and grade; §4 comparisons; §5 arms and models; §6 how a figure
+prints; §7 figures, checks 1-25 as one table, the recompute; then the files, reporting, saved copies,
+the address, fetching, main; an appendix: SplitMix64 draws and the exact sign-flip count, fast.
 
-Exit status: 0 every figure matches and every check agrees; 1 a figure
-differs, a check fails or --against finds a change; 2 the study cannot be
-read (still playing, no such study or a run set, no reading on the profile,
-no recipe under the anytime rule, a network failure, or a file not of the
-documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed.
-A download is a network failure when its answer is not whole 30 s after it
-began (DAISHI_TIMEOUT), a retry after a 5xx included.
-
-Python 3.9 or later, standard library only.
+Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
+--against finds a change; 2 the study cannot be read (still playing, no such study or a run set, no
+reading on the profile, no recipe under the anytime rule, a network failure, a file not of the
+documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. A download fails when
+not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Python 3.9+, stdlib only.
 """
 import argparse, csv, hashlib, http.client, io, json, math, operator, os, re, socket, ssl, sys
 import tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
@@ -42,37 +29,20 @@ from fractions import Fraction
 from itertools import accumulate, chain, islice, repeat
 from statistics import NormalDist
 
-# ---------------------------------------------------------------- constants
-
-
+# --- constants
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
-
-# A double holds every integer of 15 digits exactly; a number with more before
-# its point is none the platform wrote.
-EXACT_DIGITS = 15
-LABEL_CHARACTERS = 24           # an arm's label or a model's name in a figure's label, at most
-WIDTH = 100                     # every line printed fits this many columns
-
+EXACT_DIGITS = 15           # a double holds every integer of 15 digits; the platform writes none longer
+LABEL_CHARACTERS = 24       # an arm's label or a model's name in a figure's label, at most
+WIDTH = 100                 # every line printed fits this many columns
 MAX_SHOWN = 300             # characters of a file's or server's text shown, then a marker
-
-# study.md §1: the seat-score metrics, their range (None: rank's [1, N]) and direction.
-SEAT_METRICS = {
-    "fitness_index": ((0, 100), "higher"), "survival": ((0, 100), "higher"),
-    "economy": ((0, 100), "higher"), "social": ((0, 100), "higher"),
-    "adaptation": ((0, 100), "higher"), "competitiveness": ((0, 100), "higher"),
-    "rank": (None, "lower"), "map_coverage": ((0, 1), "higher"),
-}
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
+SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),   # study.md §1:
+                    rank=(None, "lower"), map_coverage=((0, 1), "higher"))   # range (None: [1, N]), direction
 RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
 SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-# A figure as §6 prints one (at most 4 + 3 places); a page figure of any other form differs.
-PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)
-LOG_SQRT_PI = 0.5 * math.log(math.pi)
+PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # as §6 prints one: 4 + 3 places
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the continued fraction
-
-
-# Network.
 TIMEOUT_SECONDS = 30        # one request, whole (a retry included); DAISHI_TIMEOUT sets another
 TIMEOUT_ENV = "DAISHI_TIMEOUT"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -80,100 +50,41 @@ MAX_JSON_VALUES = 1000000   # in the profile or recipe (counted as its brackets,
 MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
 RETRY_PAUSE_SECONDS = 1.0
 
-
 class Unreadable(Exception):
     """The study cannot be read: one line for the user, exit status 2."""
 
-
-
-
-# ---------------------------------------------------------------- arithmetic
-
+# --- arithmetic
 def mean_and_spread(units, scale):
     """§4.2: m = S1 ÷ (n·scale), s = sqrt((n·S2 − S1²) ÷ (n·(n − 1))) ÷ scale (None for n < 2)."""
-    n, s1, s2 = len(units), 0, 0
-    for d in units:
-        s1 += d
-        s2 += d * d
-    spread = math.sqrt((n * s2 - s1 * s1) / (n * (n - 1))) / scale if n >= 2 else None
-    return s1 / (n * scale), spread
-
+    n, s1, s2 = len(units), sum(units), sum(d * d for d in units)     # integers: exact
+    return s1 / (n * scale), math.sqrt((n * s2 - s1 * s1) / (n * (n - 1))) / scale if n >= 2 else None
 
 def interval(mean, half, bounds):
     """[m − half, m + half], each end held within bounds (None: not cut)."""
-    if bounds is None:
-        return mean - half, mean + half
-    return tuple(min(max(end, bounds[0]), bounds[1]) for end in (mean - half, mean + half))
-
+    ends = (mean - half, mean + half)
+    return ends if bounds is None else tuple(min(max(end, bounds[0]), bounds[1]) for end in ends)
 
 def cluster_interval(units, clusters, scale, q, bounds):
     """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale, E_g = n·S1_g − n_g·S1."""
-    n, total, sums, counts = len(units), 0, {}, {}
+    n, total, sums, counts = len(units), sum(units), {}, Counter(clusters)
     for unit, cluster in zip(units, clusters):
         sums[cluster] = sums.get(cluster, 0) + unit
-        counts[cluster] = counts.get(cluster, 0) + 1
-        total += unit
-    g, squares = len(sums), 0
-    for cluster, cluster_sum in sums.items():
-        squares += (n * cluster_sum - counts[cluster] * total) ** 2
+    g, squares = len(sums), sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items())
     se = math.sqrt(g * squares / ((g - 1) * n ** 4)) / scale
     return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
 
-
-# -- The Student t quantile (§4.2): tails by the incomplete beta, inverted by Newton's method.
-
-def _log_gamma_ratio(a):
-    """log(Γ(a + ½) / Γ(a)); from 30 by Stirling's series, not the difference of two large lgammas."""
-    if a < 30.0:
-        return math.lgamma(a + 0.5) - math.lgamma(a)
-
-    def series(x):
-        x2 = x * x
-        return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - 1.0 / (1680.0 * x2)) / x2) / x2) / x
-    return 0.5 * math.log(a) + (a * math.log1p(0.5 / a) - 0.5) + (series(a + 0.5) - series(a))
-
-
-def _incomplete_beta_cf(a, b, x, log_front):
-    """I_x(a, b) by its continued fraction (modified Lentz), for x < (a+1)/(a+b+2)."""
-    def guard(v):
-        return v if abs(v) >= 1e-300 else 1e-300
-    c = 1.0
-    d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0))
-    h = d
-    for m in range(1, 200000):
-        m2 = 2 * m
-        even = m * (b - m) * x / ((a - 1.0 + m2) * (a + m2))
-        d = 1.0 / guard(1.0 + even * d)
-        c = guard(1.0 + even / c)
-        h *= d * c
-        odd = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1.0 + m2))
-        d = 1.0 / guard(1.0 + odd * d)
-        c = guard(1.0 + odd / c)
-        h *= d * c
-        if abs(d * c - 1.0) < 1e-16:
-            return math.exp(log_front) * h / a
+# The Student t quantile (§4.2): the smaller tail by the incomplete beta, inverted by Newton's method.
+def _beta_fraction(a, b, x):
+    """F = 1 + e1/(1 + e2/(1 + …)), I_x(a, b) = x^a (1 − x)^b ÷ (a B(a, b) F), by modified Lentz."""
+    c, d, f = 1.0, 0.0, 1.0
+    for j in range(400000):
+        m = (j + 1) // 2
+        e = (m * (b - m) if j % 2 else -(a + m) * (a + b + m)) * x / ((a + j) * (a + j + 1))
+        d = 1.0 / ((1.0 + e * d) or 1e-300)
+        c = (1.0 + e / c) or 1e-300
+        f *= c * d
+        if abs(c * d - 1.0) < 1e-16: return f
     raise ArithmeticError("the incomplete beta continued fraction did not converge")
-
-
-def _t_tails(t, nu):
-    """(P(T > t), P(|T| < t)) for t > 0, each to full relative precision."""
-    a = 0.5 * nu
-    r = t * t / nu
-    x = 1.0 / (1.0 + r)              # ν / (ν + t²)
-    y = r / (1.0 + r)                # t² / (ν + t²), never as 1 − x
-    log_front = -a * math.log1p(r) + 0.5 * math.log(y) - (LOG_SQRT_PI - _log_gamma_ratio(a))
-    if x < (a + 1.0) / (a + 2.5):
-        upper = 0.5 * _incomplete_beta_cf(a, 0.5, x, log_front)
-        return upper, 1.0 - 2.0 * upper
-    central = _incomplete_beta_cf(0.5, a, y, log_front)
-    return 0.5 - 0.5 * central, central
-
-
-def _t_density(t, nu):
-    a = 0.5 * nu
-    return math.exp(-(a + 0.5) * math.log1p(t * t / nu) - 0.5 * math.log(nu)
-                    - LOG_SQRT_PI + _log_gamma_ratio(a))
-
 
 def _cornish_fisher(nu, q):
     """The t quantile's expansion in 1/ν about the normal's (Abramowitz & Stegun 26.7.5)."""
@@ -185,54 +96,43 @@ def _cornish_fisher(nu, q):
     g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0
     return z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
 
-
 def t_quantile(nu, q):
     """The Student t quantile t(ν, q) for ν ≥ 1 and 0.5 ≤ q < 1, to about 1e-13 relative."""
     if not 0.5 <= q < 1.0 or nu < 1:
         raise ValueError("t quantile needs ν ≥ 1 and 0.5 ≤ q < 1 (ν=%r, q=%r)" % (nu, q))
-    p = 1.0 - q                          # exact for q ≥ 0.5
-    if q == 0.5:
-        return 0.0
-    if nu == 1:
-        return 1.0 / math.tan(math.pi * p)
-    if nu == 2:
-        return (1.0 - 2.0 * p) / math.sqrt(2.0 * p * (1.0 - p))
-    if nu > CORNISH_FISHER_FROM:
-        return _cornish_fisher(nu, q)
-    # Solve on whichever tail is small, so the target keeps its relative precision;
-    # Newton on the log of that tail is nearly linear in heavy and light tails alike.
-    central_side = q < 0.75
-    target = math.log(2.0 * q - 1.0 if central_side else p)
-    t = _cornish_fisher(nu, q)
-    low, high = 0.0, math.inf
-    for _ in range(200):
-        upper, central = _t_tails(t, nu)
-        tail = central if central_side else upper
-        slope = (2.0 if central_side else -1.0) * _t_density(t, nu) / tail
-        excess = math.log(tail) - target
-        if (excess > 0) == central_side:
-            high = t
+    if q == 0.5: return 0.0
+    if nu == 1: return math.tan(math.pi * (q - 0.5)) if q < 0.75 else 1.0 / math.tan(math.pi * (1.0 - q))
+    if nu == 2: return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
+    if nu > CORNISH_FISHER_FROM: return _cornish_fisher(nu, q)
+    # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
+    # precision; that log is nearly linear in log t in heavy and light tails alike.
+    a, central, t, target = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q), 2.0 * q - 1.0 if q < 0.75 else 1.0 - q
+    # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not the difference of two large lgammas
+    series = lambda x: (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
+    log_c = (math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a)
+             + (a * math.log1p(0.5 / a) - 0.5) + (series(a + 0.5) - series(a))) - 0.5 * math.log(math.pi)
+    for _ in range(100):
+        r = t * t / nu
+        x, y = 1.0 / (1.0 + r), r / (1.0 + r)       # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
+        front = math.exp(-a * math.log1p(r) + 0.5 * math.log(y) + log_c)     # t × the density at t
+        if x < (a + 1.0) / (a + 2.5):               # where the fraction of I_x(ν/2, ½) converges
+            upper = 0.5 * front / (a * _beta_fraction(a, 0.5, x))
+            tail = 1.0 - 2.0 * upper if central else upper
         else:
-            low = t
-        step = t - excess / slope
-        if not low < step < high:
-            step = 0.5 * (low + high) if high < math.inf else 2.0 * t
-        if abs(step - t) <= 4e-16 * step:
-            return step
-        t = step
+            inner = front / (0.5 * _beta_fraction(0.5, a, y))
+            tail = inner if central else 0.5 - 0.5 * inner
+        step = math.log(tail / target) * tail / ((2.0 if central else -1.0) * front)
+        t *= math.exp(-step)
+        if abs(step) < 1e-9: return t
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
 
-
-# ---------------------------------------------------------------- the study's terms
-
+# --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
-
     def __init__(self, trials, seats, reading):
-        first = trials[0]
+        first, card, level = trials[0], reading.get("range"), trials[0]["comparison_level"]
         self.metric, self.rule = first["metric"], first["stopping_rule"] or None
-        self.seat_score = self.metric in SEAT_METRICS
-        self.arms = sorted({int(row["arm"]) for row in trials})
+        self.seat_score, self.arms = self.metric in SEAT_METRICS, sorted({int(row["arm"]) for row in trials})
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
@@ -243,57 +143,36 @@ class Terms:
             if self.direction not in ("higher", "lower"):
                 raise Unreadable("the card's direction for %s is %r, not higher or lower"
                                  % (self.metric, self.direction))
-            self.bounds = declared_range(reading.get("range"))
-        self.outside = [] if self.bounds is None else [     # rows whose value is out of the range
-            row for row in trials if row["value"] and not self.bounds[0] <= Decimal(row["value"]) <= self.bounds[1]]
+            if card is not None and not (isinstance(card, list) and len(card) == 2 and all(
+                    type(end) in (int, float) and math.isfinite(end) for end in card) and card[0] < card[1]):
+                raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
+            self.bounds = card and tuple(card)
+        low, high = self.bounds or (None, None)
+        self.outside = [row for row in trials if row["value"] and not low <= Decimal(row["value"]) <= high
+                        ] if self.bounds else []    # rows whose value is out of the range
         self.outside_lines = {row["_line"] for row in self.outside}
-        self.effect = self.alpha = None
-        if self.rule:
-            self.effect = reading.get("effect")
-            if self.effect not in ("difference", "log_ratio"):
-                raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
-            level_text = first["comparison_level"]
-            level = float(level_text) if level_text else math.nan
-            if not 0 < level < 1:
-                raise Unreadable("trials.csv line %d, column comparison_level: %r is not a level between 0 and 1"
-                                 % (first["_line"], level_text))
-            if self.compared:
-                self.alpha = (1 - level) / len(self.compared)      # α = (1 − L) ÷ K
-                if not 1 - self.alpha / 2 < 1:
-                    raise Unreadable("trials.csv line %d, column comparison_level: %s leaves no t quantile "
-                                     "(1 - alpha/2 rounds to 1)" % (first["_line"], level_text))
-        log_ratio = self.effect == "log_ratio"
-        self.scale, self.places = (10000, 4) if log_ratio else (1000, 3)    # D_t's units; printed places
+        self.effect = reading.get("effect") if self.rule else None
+        if self.rule and self.effect not in ("difference", "log_ratio"):
+            raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
+        where = "trials.csv line %d, column comparison_level: " % first["_line"]
+        if self.rule and not 0 < (float(level) if level else math.nan) < 1:
+            raise Unreadable(where + "%r is not a level between 0 and 1" % level)
+        self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None    # α = (1 − L) ÷ K
+        if self.alpha is not None and not 1 - self.alpha / 2 < 1:
+            raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
+        self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)  # D_t's units
         # A difference is held within the range's width; a log ratio is not cut.
-        width = None if self.bounds is None else self.bounds[1] - self.bounds[0]
-        self.difference_bounds = (-width, width) if width is not None and self.effect == "difference" else None
+        cut = self.bounds and self.effect == "difference"
+        self.difference_bounds = (low - high, high - low) if cut else None
 
-
-def declared_range(declared):
-    """The card's range of a metric that is not a seat score: None or [low, high]."""
-    if declared is None:
-        return None
-    if (isinstance(declared, list) and len(declared) == 2
-            and all(isinstance(end, (int, float)) and not isinstance(end, bool) and math.isfinite(end)
-                    for end in declared)
-            and declared[0] < declared[1]):
-        return declared[0], declared[1]
-    raise Unreadable("the card's range %r is not null or [low, high]" % (declared,))
-
-
-# ---------------------------------------------------------------- §3 each trial's value
-
+# --- §3 each trial's value
 def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
-    if not focal_seats:
-        return None
+    if not focal_seats or any(seat[metric] == "" for seat in focal_seats): return None
     total = 0.0
     for seat in focal_seats:
-        if seat[metric] == "":
-            return None
         total += float(seat[metric])
     return math.floor(total / len(focal_seats) * 1000 + 0.5)
-
 
 def blended_index(seat):
     """The Fitness Index, in tenths, that the seat's five dimensions blend to (rubric.md §8)."""
@@ -301,114 +180,95 @@ def blended_index(seat):
     blend = 0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation + 0.15 * competitiveness
     return math.floor(min(max(blend, 0.0), 100.0) * 10.0 + 0.5)
 
-
 def grade_for(index, dimensions, rubric):
-    """rubric.md §8, in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs three
-    dimensions at 50 or more, else it is a C."""
+    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs 3 dimensions ≥ 50."""
     grade = next((letter for floor, letter in ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
                   if index >= floor), "F")
-    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
-        return "C"
+    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3: return "C"
     return grade
-
 
 def scorecard_fault(seat):
     """Why a seat's fitness index or grade is not what §3 says, or None."""
     fields = ("fitness_index", "grade") + DIMENSIONS
-    if all(seat[f] == "" for f in fields):
-        return None
     missing = [f for f in fields if seat[f] == ""]
-    if missing:
-        return "has a scorecard without %s" % ", ".join(missing)
-    if seat["rubric"] not in ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4"):
-        return "names rubric %r" % seat["rubric"]
-    index, blended = exact_units(seat["fitness_index"], 1), blended_index(seat)
-    if blended != index:
-        return "fitness_index %s, its dimensions blend to %s" % (seat["fitness_index"], print_figure(blended / 10.0, 1))
-    expected = grade_for(index, [exact_units(seat[d], 1) for d in DIMENSIONS], seat["rubric"])
-    if seat["grade"] != expected:
-        return "grade %s, its index and dimensions give %s" % (seat["grade"], expected)
-    return None
+    if len(missing) == len(fields): return None
+    if missing: return "has a scorecard without %s" % ", ".join(missing)
+    rubric, index, grade = seat["rubric"], seat["fitness_index"], seat["grade"]
+    if rubric not in ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4"): return "names rubric %r" % rubric
+    blended = blended_index(seat)
+    if blended != exact_units(index, 1):
+        return "fitness_index %s, its dimensions blend to %s" % (index, print_figure(blended / 10, 1))
+    expected = grade_for(blended, [exact_units(seat[d], 1) for d in DIMENSIONS], rubric)
+    if grade != expected: return "grade %s, its index and dimensions give %s" % (grade, expected)
 
-
-# ---------------------------------------------------------------- §4 comparisons
-
+# --- §4 comparisons
 class Comparison:
     """One comparison's recomputed figures; None where a figure does not exist."""
     n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
     positive = in_range = True
 
-
 def pairs_for(arm, trials_by_trial, terms):
     """§4.1: (D_t, map, both values in range) of comparison `arm` in trial order; None if a value is ≤ 0."""
     pairs = []
     for trial in sorted(trials_by_trial):
-        rows = trials_by_trial[trial]
-        control, treated = rows.get(0), rows.get(arm)
+        control, treated = trials_by_trial[trial].get(0), trials_by_trial[trial].get(arm)
         if (treated is None or control is None or treated["pair"] != "in"
                 or treated["in_comparison"] != "true" or not treated["value"] or not control["value"]):
             continue
         if control["map_seed"] == "":
-            raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row" % control["_line"])
+            raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row"
+                             % control["_line"])
         if terms.effect == "difference":
             d = exact_units(treated["value"], 3) - exact_units(control["value"], 3)
         else:
             v0, vk = float(control["value"]), float(treated["value"])
-            if v0 <= 0 or vk <= 0:
-                return None
+            if v0 <= 0 or vk <= 0: return None
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
-        pairs.append((d, int(control["map_seed"]), not terms.outside_lines & {control["_line"], treated["_line"]}))
+        lines = {control["_line"], treated["_line"]}
+        pairs.append((d, int(control["map_seed"]), not terms.outside_lines & lines))
     return pairs
-
 
 def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     """§4.2-4.7: comparison `arm`'s figures."""
-    result = Comparison()
-    pairs = pairs_for(arm, trials_by_trial, terms)
+    result, pairs = Comparison(), pairs_for(arm, trials_by_trial, terms)
     if not pairs:
         result.positive = pairs is not None
         return result
     diffs, maps, in_range = zip(*pairs)
     alpha, scale, n = terms.alpha, terms.scale, len(diffs)
-    q = 1 - alpha / 2
     result.n, result.maps, result.in_range = n, len(set(maps)), all(in_range)
     result.mean, spread = mean_and_spread(diffs, scale)
     if result.in_range:     # a value out of its range could make the exact count unbounded
         result.p, result.p_how = sign_flip_p(diffs, alpha)
-    if n < 2:
-        return result
+    if n < 2: return result
     if terms.rule == "fixed":
-        half = t_quantile(n - 1, q) * spread / math.sqrt(n)
+        half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
     else:                   # the asymptotic confidence sequence (Waudby-Smith et al.)
         rho2 = terms.rho * terms.rho
-        half = spread * math.sqrt(2 * (n * rho2 + 1) / (n * n * rho2) * math.log(math.sqrt(n * rho2 + 1) / alpha))
+        log_term = math.log(math.sqrt(n * rho2 + 1) / alpha)
+        half = spread * math.sqrt(2 * (n * rho2 + 1) / (n * n * rho2) * log_term)
     result.interval = interval(result.mean, half, terms.difference_bounds)
     if 2 <= result.maps < n:
-        result.map_interval = cluster_interval(diffs, maps, scale, q, terms.difference_bounds)
+        result.map_interval = cluster_interval(diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds)
     if terms.rule == "fixed":
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
         result.verdict = verdict(terms, result, alpha)
     return result
 
-
 def bootstrap_seed(study_id, arm):
     """§4.6: the first 8 bytes, big-endian, of SHA-256 of `<study id>:<arm>`."""
     return int.from_bytes(hashlib.sha256(("%s:%d" % (study_id, arm)).encode("ascii")).digest()[:8], "big")
 
-
 def bootstrap_interval(diffs, scale, seed, alpha):
     """§4.6: [Q(α/2), Q(1 − α/2)] of B = 4000 means of n pairs drawn with replacement."""
-    n, b = len(diffs), 4000
+    n, b, ends = len(diffs), 4000, []
     draws, pick = bootstrap_draws(seed, n, b * n), diffs.__getitem__
     means = sorted(sum(map(pick, draws[i * n:(i + 1) * n])) / (n * scale) for i in range(b))
-
-    def quantile(p):
-        h = (b - 1) * p
+    for h in ((b - 1) * (alpha / 2), (b - 1) * (1 - alpha / 2)):
         f = math.floor(h)
-        return means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f])
-    return quantile(alpha / 2), quantile(1 - alpha / 2)
-
+        ends.append(means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f]))
+    return tuple(ends)
 
 def verdict(terms, result, alpha):
     """§4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)."""
@@ -416,25 +276,18 @@ def verdict(terms, result, alpha):
     if terms.rule == "fixed":
         intervals += [result.bootstrap] + ([] if result.map_interval is None else [result.map_interval])
     sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in intervals}
-    significant = terms.rule == "anytime" or result.p <= Fraction(alpha)
-    if len(sides) == 1 and 0 not in sides and significant:
+    if len(sides) == 1 and 0 not in sides and (terms.rule == "anytime" or result.p <= Fraction(alpha)):
         return "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
     return "inconclusive"
 
-
-# ---------------------------------------------------------------- §5 arms and models
-
+# --- §5 arms and models
 def arm_figures(arm, trials, terms):
     """n, mean and 95% interval of the arm's values, cut to the metric's range."""
     units = [exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]]
-    if not units:
-        return 0, None, None
-    n = len(units)
-    mean, spread = mean_and_spread(units, 1000)
-    if n < 2:
-        return n, mean, None
+    if not units: return 0, None, None
+    n, (mean, spread) = len(units), mean_and_spread(units, 1000)
+    if n < 2: return n, mean, None
     return n, mean, interval(mean, t_quantile(n - 1, 0.975) * spread / math.sqrt(n), terms.bounds)
-
 
 def model_figures(seats):
     """{model: (seats, trials, mean, interval)} in order of first appearance, fitness in tenths."""
@@ -444,176 +297,127 @@ def model_figures(seats):
             fitness, clusters = by_model.setdefault(seat["model"], ([], []))
             fitness.append(exact_units(seat["fitness_index"], 1))
             clusters.append((int(seat["trial"]), int(seat["arm"])))
-    figures = {}
     for model, (fitness, clusters) in by_model.items():
         n, g = len(fitness), len(set(clusters))
-        total = 0
-        for f in fitness:
-            total += f
-        figures[model] = (n, g, total / (n * 10),
-                          cluster_interval(fitness, clusters, 10, 0.975, (0, 100)) if g >= 2 else None)
-    return figures
+        by_model[model] = (n, g, sum(fitness) / (n * 10),
+                           cluster_interval(fitness, clusters, 10, 0.975, (0, 100)) if g >= 2 else None)
+    return by_model
 
-
-# ---------------------------------------------------------------- §6 how a figure prints
-
+# --- §6 how a figure prints
 def _units_text(units, places, negative):
     whole, fraction = divmod(units, 10 ** places)
-    text = str(whole) + ("." + str(fraction).zfill(places) if places else "")
-    return "-" + text if negative else text
-
+    return "-" * negative + str(whole) + ("." + str(fraction).zfill(places) if places else "")
 
 def print_figure(x, places):
     """x half away from zero on the double at `places`; a figure that prints as zero is unsigned."""
     units = math.floor(abs(x) * float(10 ** places) + 0.5)
     return _units_text(units, places, x < 0 and units != 0)
 
-
 def print_comparison_figure(x, places):
-    """A comparison's figure: one that is not 0 but prints as zero takes up to three more
-    places to keep its side of zero, stopping at the first place with a non-zero digit."""
-    for extra in range(SIGN_KEEPING_PLACES + 1):
-        units = math.floor(abs(x) * float(10 ** (places + extra)) + 0.5)
-        if units != 0 or x == 0:
-            return _units_text(units, places + extra, x < 0 and units != 0)
-    return _units_text(0, places + SIGN_KEEPING_PLACES, x < 0)
+    """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first non-0 digit."""
+    for shown in range(places, places + SIGN_KEEPING_PLACES + 1):
+        text = print_figure(x, shown)
+        if x == 0 or text.strip("0."): return text
+    return "-" * (x < 0) + text
 
-
-# ---------------------------------------------------------------- §7 figures and checks
-
+# --- §7 figures and checks
 class Result:
+    """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
     def __init__(self):
-        self.figures = []     # {key, label, published, recomputed, same, difference[, reason]}
-        self.checks = []      # (name, agrees, detail)
-        self.trust = []
-
+        self.figures, self.checks, self.trust = [], [], []
     def figure(self, key, label, page, ours, same, difference=None, **more):
         self.figures.append(dict(key=key, label=label, published=page, recomputed=ours, same=same,
                                  difference=None if same else difference, **more))
-
     def check(self, name, agrees, detail=None):
         self.checks.append((name, bool(agrees), detail))
 
-
 def _shown(page):
-    """A record's or server's value as text for the terminal, through one_line."""
-    if page is None:
-        return None
-    return one_line(page if isinstance(page, str) else json.dumps(page))
+    return None if page is None else one_line(page if isinstance(page, str) else json.dumps(page))
 
+def _label(text):
+    return _clip(_shown(text), LABEL_CHARACTERS)
 
 def six_places(page, places, printer):
-    """The places §6 prints the page's figure at, read from its own digits: a comparison's
-    figure near zero takes up to three more (an unsigned zero may be 0 itself or a tiny figure)."""
-    whole, _, fraction = page.lstrip("-").partition(".")
-    if printer is print_figure or int(whole):
-        return places
-    if not int(fraction or "0") and page[0] != "-":
-        return places + SIGN_KEEPING_PLACES if len(fraction) == places + SIGN_KEEPING_PLACES else places
-    digits = fraction.ljust(places + SIGN_KEEPING_PLACES + 1, "0")
-    return next((q for q in range(places, places + SIGN_KEEPING_PLACES) if int(digits[:q + 1]) >= 5),
-                places + SIGN_KEEPING_PLACES)
-
+    """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
+    (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
+    if printer is print_figure or int(whole): return places
+    if not int(fraction or "0") and page[0] != "-": return most if len(fraction) == most else places
+    digits = fraction.ljust(most + 1, "0")
+    return next((q for q in range(places, most) if int(digits[:q + 1]) >= 5), most)
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
-    """Compare a figure at the places §6 gives it (§7 `same`); skip it where neither side has it.
-    `key` names the row ({"arm": 1}), `name` its label ("arm 1 (control)"); the figure is key["figure"]."""
-    if page is None and value is None:
-        return
-    label = "%s: %s" % (name, key["figure"])
-    ours = None if value is None else printer(value, places)
+    """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
+    if page is None and value is None: return
+    label, ours = "%s: %s" % (name, key["figure"]), None if value is None else printer(value, places)
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
-        result.figure(key, label, page, ours, False)
-        return
+        return result.figure(key, label, page, ours, False)
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
     if shown != wanted:
-        result.figure(key, label, page, ours, False, reason="printed at %d places; §6 prints %d" % (shown, wanted))
-        return
+        reason = "printed at %d places; §6 prints %d" % (shown, wanted)
+        return result.figure(key, label, page, ours, False, reason=reason)
     units = int(print_figure(value, shown).replace(".", "")) - int(page.replace(".", ""))
     result.figure(key, label, page, ours, abs(units) <= tolerance, units)
 
-
-def exact_figure(result, key, name, page, value):
-    """A count or a verdict: the same only when equal."""
-    if page is None and value is None:
-        return
-    same = value is not None and type(page) is type(value) and page == value
-    numeric = type(value) is int and type(page) is int
-    result.figure(key, "%s: %s" % (name, key["figure"]), page, value, same, value - page if numeric else None)
-
-
-def interval_figures(result, key, name, page, ours, places, tolerance, printer=print_figure):
-    """Each end of an interval as a figure of its own."""
-    page_ends = page if isinstance(page, list) and len(page) == 2 else [page, page] if page is not None else [None, None]
-    ours = ours if ours is not None else (None, None)
-    for end, label in ((0, "low"), (1, "high")):
-        decimal_figure(result, dict(key, figure="%s %s" % (key["figure"], label)), name, page_ends[end],
-                       ours[end], places, tolerance, printer)
-
+def figure_rows(result, key, name, page, rows):
+    """Each (figure, ours, places, tolerance[, printer]) of a row; places None: exact; an interval's ends."""
+    for figure, ours, places, *how in rows:
+        shown = page.get("mapInterval" if figure == "map interval" else figure)
+        if places is None:
+            if shown is None and ours is None: continue
+            same = ours is not None and type(shown) is type(ours) and shown == ours
+            difference = ours - shown if type(ours) is int and type(shown) is int else None
+            result.figure(dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference)
+        elif figure in ("interval", "map interval", "bootstrap"):
+            ends = shown if isinstance(shown, list) and len(shown) == 2 else [shown, shown]
+            for end, label in ((0, "low"), (1, "high")):
+                decimal_figure(result, dict(key, figure=figure + " " + label), name, ends[end],
+                               None if ours is None else ours[end], places, *how)
+        else:
+            decimal_figure(result, dict(key, figure=figure), name, shown, ours, places, *how)
 
 def comparison_figures(result, arm, label, ours, page, terms):
     """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its checks."""
-    page = page if isinstance(page, dict) else {}
-    name = "comparison %s (%s)" % (arm, _clip(_shown(label), LABEL_CHARACTERS))
-    places, key = terms.places, lambda figure: {"comparison": arm, "figure": figure}
-    exact_figure(result, key("n"), name, page.get("n"), ours.n)
-    decimal_figure(result, key("mean"), name, page.get("mean"), ours.mean, places, 1, print_comparison_figure)
-    for figure, field, value in (("interval", "interval", ours.interval),
-                                 ("map interval", "mapInterval", ours.map_interval)):
-        interval_figures(result, key(figure), name, page.get(field), value, places, 1, print_comparison_figure)
-    exact_figure(result, key("maps"), name, page.get("maps"), ours.maps)
+    start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
     p = None if ours.p is None else ours.p.numerator / ours.p.denominator
-    decimal_figure(result, key("p"), name, page.get("p"), p, 4, 0)
-    if ours.p_how == "bound" and result.figures and result.figures[-1]["key"] == key("p"):
-        result.figures[-1].update(label=result.figures[-1]["label"] + " (Hoeffding bound)", bound=True)
+    withheld, shown = page.get("withheld"), page.get("verdict")
+    figure_rows(result, {"comparison": arm}, "comparison %s (%s)" % (arm, _label(label)), page, [
+        ("n", ours.n, None), ("mean", ours.mean, *near), ("interval", ours.interval, *near),
+        ("map interval", ours.map_interval, *near), ("maps", ours.maps, None), ("p", p, 4, 0),
+        ("bootstrap", ours.bootstrap, *near)] + [("verdict", ours.verdict, None)] * (withheld is None))
+    for figure in result.figures[start:] if ours.p_how == "bound" else []:
+        if figure["key"]["figure"] == "p":
+            figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
         result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
-    interval_figures(result, key("bootstrap"), name, page.get("bootstrap"), ours.bootstrap, places, 1,
-                     print_comparison_figure)
-    withheld, shown = page.get("withheld"), page.get("verdict")
-    if withheld is None:
-        exact_figure(result, key("verdict"), name, shown, ours.verdict)
-    else:
+    if withheld is not None:
         result.check("comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld)),
                      shown is None, None if shown is None else "the page shows %s" % _shown(shown))
     if terms.effect == "log_ratio":
         result.check("comparison %d: every value of its pairs above 0 (log ratio)" % arm, ours.positive)
 
-
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place)."""
-    page_arms = _by_key(reading.get("arms"), "arm", int)
+    page_arms, models = _by_key(reading.get("arms"), "arm", int), model_figures(seats)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
-        page = page_arms.get(arm) if isinstance(page_arms.get(arm), dict) else {}
-        name, key = "arm %d (%s)" % (arm, _clip(_shown(labels[arm]), LABEL_CHARACTERS)), {"arm": arm}
-        exact_figure(result, dict(key, figure="n"), name, page.get("n"), n)
-        decimal_figure(result, dict(key, figure="mean"), name, page.get("mean"), mean, 2, 1)
-        interval_figures(result, dict(key, figure="interval"), name, page.get("interval"), ours, 2, 1)
+        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page_arms.get(arm, {}),
+                    [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)])
     for arm in sorted(set(page_arms) - set(terms.arms), key=str):
-        exact_figure(result, {"arm": arm, "figure": "n"}, "arm %s (not in the files)" % arm,
-                     page_arms[arm].get("n"), None)
+        figure_rows(result, {"arm": arm}, "arm %s (not in the files)" % arm, page_arms[arm],
+                    [("n", None, None)])
     page_models = _by_key(reading.get("models"), "model", str)
-    models = model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        page = page_models.get(model, {})
-        name, key = "model %s" % _clip(_shown(model), LABEL_CHARACTERS), {"model": model}
-        exact_figure(result, dict(key, figure="seats"), name, page.get("seats"), n)
-        exact_figure(result, dict(key, figure="trials"), name, page.get("trials"), g)
-        decimal_figure(result, dict(key, figure="mean"), name, page.get("mean"), mean, 1, 0)
-        interval_figures(result, dict(key, figure="interval"), name, page.get("interval"), ours, 1, 0)
+        figure_rows(result, {"model": model}, "model %s" % _label(model), page_models.get(model, {}),
+                    [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)])
     for model in [m for m in page_models if m not in models]:
-        exact_figure(result, {"model": model, "figure": "seats"},
-                     "model %s (not in the files)" % _clip(_shown(model), LABEL_CHARACTERS),
-                     page_models[model].get("seats"), None)
-
+        figure_rows(result, {"model": model}, "model %s (not in the files)" % _label(model),
+                    page_models[model], [("seats", None, None)])
 
 def value_figures(result, trials, seats, metric):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
     focal = {}
-    for seat in seats:
-        if seat["focal"] == "true":
-            focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
+    for seat in (seat for seat in seats if seat["focal"] == "true"):
+        focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
     for row in (row for row in trials if row["value"]):
         ours = value_from_seats(focal.get((int(row["trial"]), int(row["arm"]))), metric)
         page_units = exact_units(row["value"], 3)
@@ -624,7 +428,6 @@ def value_figures(result, trials, seats, metric):
                       ours == page_units, None if ours is None else ours - page_units,
                       file="trials.csv", line=row["_line"])
 
-
 def _by_key(entries, key, kind):
     """The page's entries by their key; one whose key is not of the kind (true is no arm) names nothing."""
     found = {}
@@ -633,57 +436,44 @@ def _by_key(entries, key, kind):
             found.setdefault(entry[key], entry)
     return found
 
-
 def first_fault(name, rows, test, message):
     """`name line N: message` of the first row that fails the test, or None."""
-    return next(("%s line %d: %s" % (name, row["_line"], message(row)) for row in rows if not test(row)), None)
-
+    return next(("%s line %d: %s" % (name, row["_line"], message(row)) for row in rows if not test(row)),
+                None)
 
 def versus(page, files, agrees, files_text=None, whose="files"):
     """A page-against-files check's detail: None when it agrees."""
-    return None if agrees else "page %s, %s %s" % (_shown(page), whose, _shown(files) if files_text is None
-                                                   else files_text)
-
-
-def _same_count(page, files):
-    return isinstance(page, int) and not isinstance(page, bool) and page == files
-
+    return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
 
 def count_fault(page, files):
     """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
-    if isinstance(files, dict):
-        agrees = isinstance(page, dict) and all(_same_count(page.get(reason, 0), files.get(reason, 0))
-                                                for reason in set(page) | set(files))
-        return versus(page, None, agrees, json.dumps(files, sort_keys=True))
-    return versus(page, None, _same_count(page, files), "%d" % files)
-
-
-def _same_level(page, files):
-    if page is None or files is None:
-        return page is None and files is None
-    return isinstance(page, str) and bool(DECIMAL_TEXT.fullmatch(page)) and Decimal(page) == Decimal(files)
-
+    same = lambda page, files: isinstance(page, int) and not isinstance(page, bool) and page == files
+    if not isinstance(files, dict): return versus(page, None, same(page, files), "%d" % files)
+    agrees = isinstance(page, dict) and all(same(page.get(reason, 0), files.get(reason, 0))
+                                            for reason in set(page) | set(files))
+    return versus(page, None, agrees, json.dumps(files, sort_keys=True))
 
 def file_checks(result, study_id, trials, seats, reading, terms):
     """study.md §7 checks 1-25, one (name, the first fault or None) each."""
     match = lambda row: (int(row["trial"]), int(row["arm"]))
-    trial_rows, seated, pair_of, no_value = {match(r): r for r in trials}, {match(s) for s in seats}, {}, {}
+    trial_rows, seated, pair_of = {match(r): r for r in trials}, {match(s) for s in seats}, {}
     for row in trials:
         pair_of.setdefault(row["trial"], row["pair"])
-        if row["no_value"]:
-            no_value[row["no_value"]] = no_value.get(row["no_value"], 0) + 1
     rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]
     other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)
     counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    pairs = list(pair_of.values())
     files = {"trials": len(pair_of), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
-             "seats": len(seats), "noValue": no_value, "pairsIn": sum(1 for p in pair_of.values() if p == "in"),
-             "pairsOut": sum(1 for p in pair_of.values() if p == "out")}
-    first, level = trials[0], reading.get("comparisonLevel")
-    checks = [
-        ("canary on every trials.csv row",
-         first_fault("trials.csv", trials, lambda r: r["canary"] == CANARY, lambda r: "canary missing or altered")),
-        ("canary on every seats.csv row",
-         first_fault("seats.csv", seats, lambda s: s["canary"] == CANARY, lambda s: "canary missing or altered")),
+             "seats": len(seats), "noValue": dict(Counter(r["no_value"] for r in trials if r["no_value"])),
+             "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
+    first, level, page_range = trials[0], reading.get("comparisonLevel"), reading.get("range")
+    ours = first["comparison_level"] or None
+    same_level = (level is None and ours is None if level is None or ours is None else isinstance(level, str)
+                  and bool(DECIMAL_TEXT.fullmatch(level)) and Decimal(level) == Decimal(ours))
+    same = lambda field, files: versus(reading.get(field), files, reading.get(field) == files)
+    checks = [("canary on every %s row" % name, first_fault(name, rows, lambda r: r["canary"] == CANARY,
+                                                            lambda r: "canary missing or altered"))
+              for name, rows in (("trials.csv", trials), ("seats.csv", seats))] + [
         ("every trials.csv and seats.csv row names this study",
          first_fault("trials.csv", trials, lambda r: r["study"] == study_id, other_study)
          or first_fault("seats.csv", seats, lambda s: s["study"] == study_id, other_study)),
@@ -691,7 +481,8 @@ def file_checks(result, study_id, trials, seats, reading, terms):
           None if len({r[column] for r in trials}) == 1 else "found %s" % sorted({r[column] for r in trials}))
          for column in ("metric", "stopping_rule", "comparison_level", "rubric")] + [
         ("every seat's rubric is its trial row's",
-         first_fault("seats.csv", [s for s in seats if match(s) in trial_rows], lambda s: s["rubric"] == rubric_of(s),
+         first_fault("seats.csv", [s for s in seats if match(s) in trial_rows],
+                     lambda s: s["rubric"] == rubric_of(s),
                      lambda s: "rubric %r, its trial row's is %r" % (s["rubric"], rubric_of(s)))),
         ("every trials.csv row has a seat row",
          first_fault("trials.csv", trials, lambda r: match(r) in seated,
@@ -704,73 +495,53 @@ def file_checks(result, study_id, trials, seats, reading, terms):
                      lambda r: "trial %s is both in and out" % r["trial"])),
         ("every seat's fitness index and grade as its dimensions give",
          first_fault("seats.csv", seats, lambda s: scorecard_fault(s) is None, scorecard_fault)),
-    ] + [("the page's counts.%s is the files'" % key, count_fault(counts.get(key), files[key])) for key in files] + [
-        ("the page's metric is the files'",
-         versus(reading.get("metric"), first["metric"], reading.get("metric") == first["metric"])),
-        ("the page's stoppingRule is the files'",
-         versus(reading.get("stoppingRule"), terms.rule, reading.get("stoppingRule") == terms.rule)),
-        ("the page's comparisonLevel is the files'",
-         versus(level, None, _same_level(level, first["comparison_level"] or None), first["comparison_level"] or None)),
-        ("the page's rubric is the files'",
-         versus(reading.get("rubric"), first["rubric"], reading.get("rubric") == first["rubric"])),
-    ]
-    for name, fault in checks + metric_checks(reading, terms):
+    ] + [("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k])) for k in files] + [
+        ("the page's metric is the files'", same("metric", first["metric"])),
+        ("the page's stoppingRule is the files'", same("stoppingRule", terms.rule)),
+        ("the page's comparisonLevel is the files'", versus(level, None, same_level, ours)),
+        ("the page's rubric is the files'", same("rubric", first["rubric"])),
+    ] + ([   # checks 24-25 for a seat-score metric
+        ("the page's range is %s's" % terms.metric, versus(page_range, None, isinstance(page_range, list)
+         and len(page_range) == 2 and all(type(end) in (int, float) for end in page_range)
+         and tuple(page_range) == tuple(terms.bounds), "[%s, %s]" % terms.bounds, "the metric's")),
+        ("the page's direction is the files'", same("direction", terms.direction)),
+    ] if terms.seat_score else []) + ([
+        ("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
+         first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])),
+    ] if terms.bounds is not None else [])
+    for name, fault in checks:
         result.check(name, fault is None, fault)
 
-
-def metric_checks(reading, terms):
-    """Checks 24-25 for a seat-score metric, then every value within the metric's range."""
-    checks, page_range = [], reading.get("range")
-    if terms.seat_score:
-        range_agrees = (isinstance(page_range, list) and len(page_range) == 2
-                        and all(isinstance(e, (int, float)) and not isinstance(e, bool) for e in page_range)
-                        and tuple(page_range) == tuple(terms.bounds))
-        checks += [("the page's range is %s's" % terms.metric,
-                    versus(page_range, None, range_agrees, "[%s, %s]" % terms.bounds, "the metric's")),
-                   ("the page's direction is the files'", versus(reading.get("direction"), terms.direction,
-                                                                 reading.get("direction") == terms.direction))]
-    if terms.bounds is not None:
-        checks.append(("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
-                       first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])))
-    return checks
-
-
-# ---------------------------------------------------------------- the whole recompute
-
+# --- the whole recompute
 def recompute(study_id, trials, seats, reading, rho):
     """Every figure of the page beside the files' arithmetic, every check, and the trust list."""
-    terms = Terms(trials, seats, reading)
+    terms, result, labels, trials_by_trial = Terms(trials, seats, reading), Result(), {}, {}
     terms.rho = rho
-    result = Result()
-    labels, trials_by_trial = {}, {}
     for row in trials:
         labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
-    page_comparisons = _by_key(reading.get("comparisons"), "arm", int)
+    pages = _by_key(reading.get("comparisons"), "arm", int)
+    result.trust = ["each seat's scores as its match's report published them",
+                    "which trials played whole (whole_trial), the seats the model table reads"]
+    if terms.compared:
+        result.trust.append("which pairs each comparison read (pair, in_comparison): the page's own account")
     for arm in terms.compared:
-        page = page_comparisons.get(arm)
-        withheld = page.get("withheld") if isinstance(page, dict) else None
+        withheld = pages.get(arm, {}).get("withheld")
         ours = compare_arm(arm, trials_by_trial, terms, study_id, withheld)
-        comparison_figures(result, arm, labels[arm], ours, page, terms)
+        comparison_figures(result, arm, labels[arm], ours, pages.get(arm, {}), terms)
         if withheld is not None:
             result.trust.append("why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld)))
-    for arm in sorted(set(page_comparisons) - set(terms.compared), key=str):
-        comparison_figures(result, arm, "not in the files", Comparison(), page_comparisons[arm], terms)
+    for arm in sorted(set(pages) - set(terms.compared), key=str):
+        comparison_figures(result, arm, "not in the files", Comparison(), pages[arm], terms)
     arm_and_model_figures(result, trials, seats, terms, reading, labels)
     if terms.seat_score:
         value_figures(result, trials, seats, terms.metric)
     file_checks(result, study_id, trials, seats, reading, terms)
-    result.trust[:0] = [
-        "each seat's scores as its match's report published them",
-        "which trials played whole (whole_trial), the seats the model table reads",
-    ] + (["which pairs each comparison read (pair, in_comparison): the page's own account"]
-         if terms.compared else [])
     if not terms.seat_score:
-        result.trust.append("each trial's value of %s, not a seat score, and the range %s and direction "
-                            "%s the card declares for it" % (terms.metric, _shown(reading.get("range")),
-                                                              terms.direction))
+        result.trust.append("each trial's value of %s, not a seat score, and the range %s and direction %s "
+                            "the card declares for it" % (terms.metric, _shown(reading.get("range")),
+                                                          terms.direction))
     return terms, result
-
 
 # ---------------------------------------------------------------- the files
 
