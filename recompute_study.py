@@ -899,7 +899,8 @@ def _number_no_double_holds(document):
             if isinstance(value, (dict, list)):
                 stack.append((key, iter(value.items() if isinstance(value, dict) else enumerate(value))))
                 break
-            if type(value) is float and not math.isfinite(value) or type(value) is int and abs(value) > 2 ** 53:
+            if type(value) is float and not math.isfinite(value) or (
+                    type(value) is int and abs(value) > 2 ** 53):
                 path = ""
                 for step in [entry[0] for entry in stack[1:]] + [key]:
                     path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
@@ -1004,17 +1005,13 @@ def _summary(result):
             "figuresCompared": len(result.figures), "checksAgree": sum(1 for c in result.checks if c[1]),
             "checksMade": len(result.checks)}
 
-def _number(value):
-    """A figure's text as the number it prints; any other value as it is."""
-    if isinstance(value, str) and DECIMAL_TEXT.fullmatch(value) and len(value) <= 2 * EXACT_DIGITS:
-        return float(value) if "." in value else int(value)
-    return value
-
 def _json_figure(f):
-    out = dict(f, published=_number(f["published"]), recomputed=_number(f["recomputed"]))
-    shown = {side: f[side] for side in ("published", "recomputed") if out[side] is not f[side]
-             and (f.get("reason") or not float(f[side]))}    # places or a sign the number loses
-    return dict(out, shown=shown) if shown else out
+    """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
+    number = {side: float(text) if "." in text else int(text) for side, text in f.items()
+              if side in ("published", "recomputed") and isinstance(text, str)
+              and DECIMAL_TEXT.fullmatch(text) and len(text) <= 2 * EXACT_DIGITS}
+    shown = {side: f[side] for side in number if f.get("reason") or not float(f[side])}
+    return dict(f, **number, **({"shown": shown} if shown else {}))
 
 def report_json(study_id, address, sources, result, status, against):
     return json.dumps(dict({
@@ -1029,18 +1026,14 @@ FILES = {"trials": "trials.csv", "seats": "seats.csv", "page": "profile.json", "
 SAVED = "saved.json"
 SHOWN_CHANGES = 40          # changes listed before "... and N more"
 
-def _read_capped(path):
-    with open(path, "rb") as handle:
-        return handle.read(MAX_RESPONSE_BYTES)
-
 def read_saved(folder, option):
     """A saved folder's saved.json: its address and time, the files' sha256."""
     where = "%s%s: not a folder --save wrote" % (option, _shown(folder))
     try:
-        body = _read_capped(os.path.join(folder, SAVED))
+        with open(os.path.join(folder, SAVED), "rb") as handle:
+            saved = read_json(handle.read(MAX_RESPONSE_BYTES), option + _shown(os.path.join(folder, SAVED)))
     except OSError as error:
         raise Unreadable("%s (%s: %s)" % (where, SAVED, error.strerror or error))
-    saved = read_json(body, option + _shown(os.path.join(folder, SAVED)))
     if not (isinstance(saved, dict) and isinstance(saved.get("address"), str)
             and isinstance(saved.get("files"), dict)):
         raise Unreadable("%s (no address and files in %s)" % (where, SAVED))
@@ -1051,7 +1044,8 @@ def changes_since(old, study_id, bodies):
     changes = []
     for name in FILES.values():
         try:
-            was = _read_capped(os.path.join(old, name))
+            with open(os.path.join(old, name), "rb") as handle:
+                was = handle.read(MAX_RESPONSE_BYTES)
         except FileNotFoundError:
             was = None
         except OSError as error:
@@ -1119,8 +1113,7 @@ STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::
 
 def parse_study_address(address):
     """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted."""
-    text = re.split(r"[?#]", address.strip(" \t\r\n"), maxsplit=1)[0]
-    match = STUDY_ADDRESS.fullmatch(text[:-1] if text.endswith("/") else text)
+    match = STUDY_ADDRESS.fullmatch(re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/"))
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
                          "digits>, or a folder --save wrote)" % _shown_field(address))
