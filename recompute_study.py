@@ -982,8 +982,7 @@ def _figure_tables(figures, values, wrong):
 
 def report_text(header, result, every):
     """Root causes, the figures, the checks, the counts and the trust list, each line within WIDTH."""
-    values = [f for f in result.figures if "line" in f]
-    figures = [f for f in result.figures if "line" not in f]
+    values, figures = ([f for f in result.figures if ("line" in f) is trial] for trial in (True, False))
     wrong = [f for f in values if not f["same"]]
     lines = [one_line(line) for line in header]
     lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
@@ -1066,7 +1065,7 @@ def _csv_rows(body):
     except csv.Error:
         return [["(not CSV)"]]
 
-def _csv_changes(name, was, now, study_id=None):
+def _csv_changes(name, was, now, study_id):
     """Each line one side lacks, and each field that differs, named by its line and column."""
     was, now, changes = _csv_rows(was), _csv_rows(now), []
     for line in range(1, max(len(was), len(now)) + 1):
@@ -1106,8 +1105,7 @@ def _json_changes(name, was, now, study_id):
     return found
 
 # ---------------------------------------------------------------- the address
-# The whole address (once a pasted query, fragment or trailing / is let go), checked before it is split:
-# no userinfo, escape, space or control character anywhere.
+# The whole address, checked before it is split: no userinfo, escape, space or control character anywhere.
 STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)"
                            r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
 
