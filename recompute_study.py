@@ -981,7 +981,6 @@ def _figure_tables(figures, values, wrong):
                      % (len(values) - len(wrong), len(values))] if values else [])
 
 def report_text(header, result, every):
-    """Root causes, the figures, the checks, the counts and the trust list, each line within WIDTH."""
     values, figures = ([f for f in result.figures if ("line" in f) is trial] for trial in (True, False))
     wrong = [f for f in values if not f["same"]]
     lines = [one_line(line) for line in header]
@@ -1026,7 +1025,6 @@ SAVED = "saved.json"
 SHOWN_CHANGES = 40          # changes listed before "... and N more"
 
 def read_saved(folder, option):
-    """A saved folder's saved.json: its address and time, the files' sha256."""
     where = "%s%s: not a folder --save wrote" % (option, _shown(folder))
     try:
         with open(os.path.join(folder, SAVED), "rb") as handle:
