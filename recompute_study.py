@@ -544,93 +544,75 @@ def recompute(study_id, trials, seats, reading, rho):
     return terms, result
 
 # ---------------------------------------------------------------- the files
-
-# Each file's columns in order with the form of their fields (study.md §2, records.md §2.2-2.3; "": any
-# text). A row's key and flags are never empty; any other field may be.
+# Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
 INTEGER, TENTHS, BOOLEAN, DECIMAL = r"-?[0-9]+", r"[0-9]+(\.[0-9])?", r"true|false", r"-?[0-9]+(\.[0-9]+)?"
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
-TRIALS = {
-    "study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match": "", "map_seed": INTEGER,
-    "spawn_seed": INTEGER, "ended": "completed|failed|cancelled|stopped_short", "rounds_played": INTEGER,
-    "rounds_planned": INTEGER, "resumed_at": INTEGER, "metric": "", "value": r"-?[0-9]+(\.[0-9]{1,3})?",
-    "no_value": NO_VALUE, "pair": "in|out", "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT),
-    "in_comparison": BOOLEAN, "stopping_rule": "fixed|anytime", "comparison_level": r"[0-9]+(\.[0-9]+)?",
-    "scenario": "", "scenario_hash": "", "rubric": "", "analysis": "", "canary": "",
-}
-SEATS = {
-    "study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name": "", "model": "", "harness": "",
-    "focal": BOOLEAN, "whole_trial": BOOLEAN, "rubric": "", "fitness_index": TENTHS, "grade": "",
-    "rank": INTEGER, "status": "", **dict.fromkeys(DIMENSIONS, TENTHS),
-    "turns": INTEGER, "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL,
-    **dict.fromkeys(("rests", "looks", "moves", "gathers", "crafts", "builds", "repairs", "trains", "trades",
-                     "attacks", "raids", "messages", "dormancies", "recoveries"), INTEGER),
-    "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": "",
-}
+TRIALS = {"study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match": "", "map_seed": INTEGER,
+          "spawn_seed": INTEGER, "ended": "completed|failed|cancelled|stopped_short",
+          "rounds_played": INTEGER, "rounds_planned": INTEGER, "resumed_at": INTEGER, "metric": "",
+          "value": r"-?[0-9]+(\.[0-9]{1,3})?", "no_value": NO_VALUE, "pair": "in|out",
+          "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT), "in_comparison": BOOLEAN,
+          "stopping_rule": "fixed|anytime", "comparison_level": r"[0-9]+(\.[0-9]+)?", "scenario": "",
+          "scenario_hash": "", "rubric": "", "analysis": "", "canary": ""}
+SEATS = {"study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name": "", "model": "",
+         "harness": "", "focal": BOOLEAN, "whole_trial": BOOLEAN, "rubric": "", "fitness_index": TENTHS,
+         "grade": "", "rank": INTEGER, "status": "", **dict.fromkeys(DIMENSIONS, TENTHS), "turns": INTEGER,
+         "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL, **dict.fromkeys((
+             "rests", "looks", "moves", "gathers", "crafts", "builds", "repairs", "trains", "trades",
+             "attacks", "raids", "messages", "dormancies", "recoveries"), INTEGER),
+         "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": ""}
 TRIALS_COLUMNS, SEATS_COLUMNS = tuple(TRIALS), tuple(SEATS)
 CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
-# A byte that is not UTF-8 decodes to its surrogate U+DC80-U+DCFF; a NUL, no text either, is made U+DC00
-# so the csv module (which refuses it on 3.9 without naming its column) reads it like one.
+# A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
-
 
 def read_trials(body):
     rows = read_csv(body, "trials.csv", TRIALS, ("trial", "arm"), ("pair",))
-    if not rows:
-        raise Unreadable("trials.csv has no rows: not a published study")
+    if not rows: raise Unreadable("trials.csv has no rows: not a published study")
     return rows
-
 
 def read_seats(body):
     return read_csv(body, "seats.csv", SEATS, ("trial", "arm", "seat"), ("focal", "whole_trial"))
 
-
 def read_csv(body, name, forms, key, flags):
-    """Rows of a study CSV as dicts (with `_line`) in `key` order, else Unreadable naming line and column."""
+    """Rows as dicts (with `_line`) in `key` order, key and flags not empty, else Unreadable naming where."""
     text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
     text = text.replace("\x00", "\udc00")
-    not_text = NOT_TEXT.search(text) is not None
-    columns, required = tuple(forms), key + flags
+    not_text, columns, required = NOT_TEXT.search(text) is not None, tuple(forms), key + flags
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
-    record = []     # the text of the record the reader is on
+    record, rows = [], []     # record: the text of the record the reader is on
     reader = csv.reader((record.append(line) or line for line in io.StringIO(text, newline="")), strict=True)
-    rows = []
     try:
         _check_header(next(reader, None), columns, name, text)
         del record[:]
         for fields in reader:
-            line, raw = reader.line_num, "".join(record)
-            del record[:]
-            if '"' in raw and not CSV_RECORD.fullmatch(raw):
-                # the bad field is the first past those that read as RFC 4180 fields
+            line, raw, record[:] = reader.line_num, "".join(record), []
+            at = "%s line %d, column %%s: " % (name, line)
+            if '"' in raw and not CSV_RECORD.fullmatch(raw):    # the first field past those RFC 4180 reads
                 where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
-                raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted field, "
-                                 "or text after a closing quote)"
-                                 % (name, line, columns[min(where, len(columns) - 1)]))
+                raise Unreadable(at % columns[min(where, len(columns) - 1)] + "not RFC 4180 CSV (a quote "
+                                 "inside an unquoted field, or text after a closing quote)")
             if len(fields) != len(columns):
                 raise Unreadable("%s line %d: %d fields, the header has %d"
                                  % (name, line, len(fields), len(columns)))
-            row = dict(zip(columns, fields))
-            bad = not_text and next((column for column in columns if NOT_TEXT.search(row[column])), None)
+            bad = not_text and next((c for c, field in zip(columns, fields) if NOT_TEXT.search(field)), None)
             if bad:
-                raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                                 % (name, line, bad, ord(NOT_TEXT.search(row[bad]).group()) - 0xDC00))
-            for column, field in row.items():
+                raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x" % (
+                    name, line, bad, ord(NOT_TEXT.search(fields[columns.index(bad)]).group()) - 0xDC00))
+            for column, field in zip(columns, fields):
                 if field == "":
-                    if column in required:
-                        raise Unreadable("%s line %d, column %s: empty" % (name, line, column))
+                    if column in required: raise Unreadable(at % column + "empty")
                 elif column in patterns:
                     if not patterns[column].fullmatch(field):
-                        raise Unreadable("%s line %d, column %s: %s is not of the form %s"
-                                         % (name, line, column, _shown_field(field), forms[column]))
+                        raise Unreadable(at % column + "%s is not of the form %s" % (_shown_field(field),
+                                                                                    forms[column]))
                     if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-                        raise Unreadable("%s line %d, column %s: %s has more digits before its point "
-                                         "than the %d a double holds exactly"
-                                         % (name, line, column, _shown_field(field), EXACT_DIGITS))
-            row["_line"] = line
-            rows.append(row)
+                        raise Unreadable(at % column + "%s has more digits before its point than the %d a "
+                                         "double holds exactly" % (_shown_field(field), EXACT_DIGITS))
+            rows.append(dict(zip(columns, fields), _line=line))
             if len(rows) > MAX_CSV_ROWS:
                 raise Unreadable("%s holds more than %d rows: not a study this script reads"
                                  % (name, MAX_CSV_ROWS))
@@ -642,45 +624,31 @@ def read_csv(body, name, forms, key, flags):
                              % (name, row["_line"], ", ".join(key)))
     return rows
 
-
 def _check_header(header, columns, name, text):
-    """Unreadable unless the header is the file's columns in order, naming the first out of place."""
-    if header is None:
-        raise Unreadable("%s is empty: not a study file" % name)
-    if tuple(header) == columns:
-        return
-    if text.lstrip()[:1] == "<":
-        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
+    if header is None: raise Unreadable("%s is empty: not a study file" % name)
+    if tuple(header) == columns: return
+    if text.lstrip()[:1] == "<": raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
     at = next((n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None)
-    if at is not None:
-        fault = "column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
-    elif len(header) < len(columns):
-        fault = "missing column %r" % columns[len(header)]
-    else:
-        fault = "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1])
+    fault = ("column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
+             if at is not None else "missing column %r" % columns[len(header)] if len(header) < len(columns)
+             else "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1]))
     raise Unreadable("%s line 1: the header is not %s's columns in order: %s" % (name, name, fault))
-
 
 def _shown_field(field):
     return repr(field) if len(field) <= 40 else "%r... (%d characters)" % (field[:40], len(field))
 
-
 def exact_units(text, places):
     """Decimal text as an exact integer count of 10**-places (no float in between)."""
-    negative = text.startswith("-")
     whole, _, fraction = text.lstrip("-").partition(".")
     units = int(whole) * 10 ** places + int((fraction + "0" * places)[:places] or "0")
-    return -units if negative else units
-
+    return -units if text.startswith("-") else units
 
 def read_json(body, name):
     """A JSON document whose every number a double holds (NaN, infinities, integers past 2**53 refused)."""
     if body.count(b"[") + body.count(b"{") + body.count(b",") > MAX_JSON_VALUES:
         raise Unreadable("%s holds more than %d JSON values: not a file this script reads"
                          % (name, MAX_JSON_VALUES))
-    try:
-        # an integer of more than 16 digits is past 2**53 whatever it is (and Python 3.11 converts none
-        # of more than 4300): it stands as infinite, which is refused
+    try:    # past 16 digits an integer is past 2**53 (and 3.11 converts none past 4300): infinite, refused
         document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=lambda text: (
             int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf))
     except UnicodeDecodeError as error:
@@ -691,10 +659,8 @@ def read_json(body, name):
     except RecursionError:
         raise Unreadable("%s is not JSON this script reads: nested too deep" % name)
     path = _number_no_double_holds(document)
-    if path is not None:
-        raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
-    return document
-
+    if path is None: return document
+    raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
 
 def _number_no_double_holds(document):
     """The path to the first number no double holds, else None: an iterator per open container."""
@@ -714,186 +680,132 @@ def _number_no_double_holds(document):
             stack.pop()
     return None
 
-
 def find_reading(profile, study_id):
-    """The study's card and reading on the owner's profile, else Unreadable."""
     studies = profile.get("studies") if isinstance(profile, dict) else None
-    if not isinstance(studies, list):
-        raise Unreadable("the profile JSON has no list of studies")
-    for card in studies:
-        if isinstance(card, dict) and card.get("id") == study_id:
-            if card.get("kind") == "runset":
-                raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
-            reading = card.get("reading")
-            if not isinstance(reading, dict):
-                raise Unreadable("the profile's card for %s holds no reading" % study_id)
-            return card, reading
-    raise Unreadable("the profile holds no card for %s" % study_id)
-
+    if not isinstance(studies, list): raise Unreadable("the profile JSON has no list of studies")
+    card = next((c for c in studies if isinstance(c, dict) and c.get("id") == study_id), None)
+    if card is None: raise Unreadable("the profile holds no card for %s" % study_id)
+    if card.get("kind") == "runset":
+        raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
+    if isinstance(card.get("reading"), dict): return card, card["reading"]
+    raise Unreadable("the profile's card for %s holds no reading" % study_id)
 
 def read_rho(recipe, recipe_id):
-    if not isinstance(recipe, dict):
-        raise Unreadable("the recipe JSON is not an object")
+    if not isinstance(recipe, dict): raise Unreadable("the recipe JSON is not an object")
     if recipe.get("id") != recipe_id:
         raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
-    anytime = recipe.get("anytime")
-    rho = anytime.get("rho") if isinstance(anytime, dict) else None
+    rho = recipe["anytime"].get("rho") if isinstance(recipe.get("anytime"), dict) else None
     if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
         raise Unreadable("recipe %s: anytime.rho is %s, not a number from %g to %g"
                          % (recipe_id, _shown(rho), *RHO_RANGE))
     return float(rho)
 
-
 # ---------------------------------------------------------------- reporting
-
 def _clip(text, n):
-    """Text cut to n characters, with a visible marker."""
     return text if len(text) <= n else text[:n - 3] + "..."
-
 
 def _cell(value):
     return "none" if value is None else _clip(_shown(value), 24)
 
-
 def _difference(f):
     return "" if f["difference"] is None else " (%+d)" % f["difference"]
 
-
 def _table(head, rows):
     """Columns padded to their widest cell, cut into bands that each fit WIDTH beside the first."""
-    widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
-    lines, start = [], 1
-    while start < len(head):
-        end, used = start + 1, widths[0] + 2 + widths[start]
-        while end < len(head) and used + 2 + widths[end] <= WIDTH:
-            used, end = used + 2 + widths[end], end + 1
-        lines += ["  ".join(r[i].ljust(widths[i]) for i in [0] + list(range(start, end))).rstrip()
-                  for r in [head] + rows]
-        start = end
-    return lines
-
+    widths, bands = [max(map(len, column)) for column in zip(head, *rows)], [[0]]
+    for i in range(1, len(head)):
+        if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > WIDTH:
+            bands.append([0])
+        bands[-1].append(i)
+    return ["  ".join(r[i].ljust(widths[i]) for i in band).rstrip() for band in bands for r in [head] + rows]
 
 def _figure_rows(figures, values):
     """--all: every figure, then every trial value, on a row of its own."""
     lines, width = [], min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
-    for title, rows in (("figure  page", figures), ("trial value  trials.csv", values)):
-        if rows:
-            lines += ["", "%-*s %-12s recomputed" % ((width,) + tuple(title.split("  ")))]
+    for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)):
+        lines += ["", "%-*s %-12s recomputed" % (width, what, source)] if rows else []
         for f in rows:
-            lines.append("%-*s %-12s %-12s %s" % (
-                width, _clip(f["label"], width), _cell(f["published"]), _cell(f["recomputed"]),
-                "same" if f["same"] else "DIFFERS" + _difference(f)))
+            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
+                         _cell(f["recomputed"]), "same" if f["same"] else "DIFFERS" + _difference(f)))
             lines += ["    (%s)" % f["reason"]] if f.get("reason") else []
     return lines
 
-
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model, a cell holding page->recomputed where they differ."""
-    lines = []
+    lines, differ = [], sum(1 for f in figures if not f["same"])
     for kind in ("comparison", "arm", "model"):
         rows, columns = {}, []
-        for f in figures:
-            if kind in f["key"]:
-                column = re.sub(" (low|high)$", "", f["key"]["figure"])
-                columns += [column] if column not in columns else []
-                rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(
-                    _cell(f["published"]) if f["same"] else "%s->%s%s" % (
-                        _cell(f["published"]), _cell(f["recomputed"]), _difference(f)))
-        if rows:
-            lines += [""] + _table([kind + "s"] + columns, [
-                [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
-                for name, cells in rows.items()])
-    differ = sum(1 for f in figures if not f["same"])
-    if differ:
-        lines += ["", "DIFFERS: %d figures; a cell that differs shows page->recomputed "
-                      "(the difference in units of its last place)" % differ]
+        for f in (f for f in figures if kind in f["key"]):
+            column = re.sub(" (low|high)$", "", f["key"]["figure"])
+            columns += [column] if column not in columns else []
+            rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(_cell(
+                f["published"]) + ("" if f["same"] else "->%s%s" % (_cell(f["recomputed"]), _difference(f))))
+        lines += [""] + _table([kind + "s"] + columns, [
+            [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+            for name, cells in rows.items()]) if rows else []
+    lines += ["", "DIFFERS: %d figures; a cell that differs shows page->recomputed (the difference in units "
+                  "of its last place)" % differ] if differ else []
     lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
     lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
               for f in figures if f.get("bound")]
-    if values:
-        lines += ["", "trial values from their focal seats: %d of %d agree"
-                  % (len(values) - len(wrong), len(values))]
-    return lines
-
+    return lines + (["", "trial values from their focal seats: %d of %d agree"
+                     % (len(values) - len(wrong), len(values))] if values else [])
 
 def report_text(header, result, every):
-    """Root causes, the figures, the checks, the counts and the trust list, each line within WIDTH."""
-    values = [f for f in result.figures if "line" in f]
-    figures = [f for f in result.figures if "line" not in f]
+    values, figures = ([f for f in result.figures if ("line" in f) is trial] for trial in (True, False))
     wrong = [f for f in values if not f["same"]]
     lines = [one_line(line) for line in header]
-    if wrong:
-        lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
-            "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
-                f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
-                _cell(f["recomputed"]), _difference(f)) for f in wrong]
+    lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
+        "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (f["file"], f["line"],
+        f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]), _difference(f))
+        for f in wrong] if wrong else []
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
-    lines += ["", "checks"] + ["%3d. %s: %s%s" % (
-        number, one_line(name), "agrees" if agrees else "FAILS",
-        "" if detail is None else " (%s)" % one_line(detail)) for number, (name, agrees, detail) in enumerate(
-        result.checks, 1)]
-    summary = _summary(result)
-    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % summary,
-              "checks that agree: %(checksAgree)d of %(checksMade)d made" % summary,
+    lines += ["", "checks"] + ["%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
+                                                  "" if detail is None else " (%s)" % one_line(detail))
+                               for number, (name, agrees, detail) in enumerate(result.checks, 1)]
+    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % _summary(result),
+              "checks that agree: %(checksAgree)d of %(checksMade)d made" % _summary(result),
               "taken on trust:"] + ["  - " + one_line(item) for item in result.trust]
     return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
         line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
 
-
 def _summary(result):
     return {"figuresSame": sum(1 for f in result.figures if f["same"]),
-            "figuresCompared": len(result.figures),
-            "checksAgree": sum(1 for c in result.checks if c[1]), "checksMade": len(result.checks)}
-
-
-def _number(value):
-    """A figure's text as the number it prints; any other value as it is."""
-    if isinstance(value, str) and DECIMAL_TEXT.fullmatch(value) and len(value) <= 2 * EXACT_DIGITS:
-        return float(value) if "." in value else int(value)
-    return value
-
+            "figuresCompared": len(result.figures), "checksAgree": sum(1 for c in result.checks if c[1]),
+            "checksMade": len(result.checks)}
 
 def _json_figure(f):
-    out = dict(f, published=_number(f["published"]), recomputed=_number(f["recomputed"]))
-    shown = {side: f[side] for side in ("published", "recomputed") if _number(f[side]) is not f[side]
-             and (f.get("reason") or not float(f[side]))}    # places or a sign the number loses
-    return dict(out, shown=shown) if shown else out
-
+    """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
+    number = {side: float(text) if "." in text else int(text) for side, text in f.items()
+              if side in ("published", "recomputed") and isinstance(text, str)
+              and DECIMAL_TEXT.fullmatch(text) and len(text) <= 2 * EXACT_DIGITS}
+    shown = {side: f[side] for side in number if f.get("reason") or not float(f[side])}
+    return dict(f, **number, **({"shown": shown} if shown else {}))
 
 def report_json(study_id, address, sources, result, status, against):
     return json.dumps(dict({
         "script": SCRIPT, "exit": status, "study": study_id, "address": address, "sources": sources,
-        "summary": _summary(result),
-        "figures": [_json_figure(f) for f in result.figures],
-        "checks": [{"check": name, "agrees": agrees, "detail": detail}
-                   for name, agrees, detail in result.checks],
-        "trusted": result.trust,
-    }, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
-
+        "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
+        "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
+        "trusted": result.trust}, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
 
 # ---------------------------------------------------------------- saved copies
-
 SCRIPT = "recompute_study.py"
 FILES = {"trials": "trials.csv", "seats": "seats.csv", "page": "profile.json", "recipe": "recipe.json"}
 SAVED = "saved.json"
 SHOWN_CHANGES = 40          # changes listed before "... and N more"
 
-
 def read_saved(folder, option):
-    """A saved folder's saved.json: its address and time, the files' sha256."""
+    where = "%s%s: not a folder --save wrote" % (option, _shown(folder))
     try:
         with open(os.path.join(folder, SAVED), "rb") as handle:
-            body = handle.read(MAX_RESPONSE_BYTES)
+            saved = read_json(handle.read(MAX_RESPONSE_BYTES), option + _shown(os.path.join(folder, SAVED)))
     except OSError as error:
-        raise Unreadable("%s%s: not a folder --save wrote (%s: %s)" % (
-            option, _shown(folder), SAVED, error.strerror or error))
-    saved = read_json(body, "%s%s" % (option, _shown(os.path.join(folder, SAVED))))
+        raise Unreadable("%s (%s: %s)" % (where, SAVED, error.strerror or error))
     if not (isinstance(saved, dict) and isinstance(saved.get("address"), str)
             and isinstance(saved.get("files"), dict)):
-        raise Unreadable("%s%s: not a folder --save wrote (no address and files in %s)"
-                         % (option, _shown(folder), SAVED))
+        raise Unreadable("%s (no address and files in %s)" % (where, SAVED))
     return saved
-
 
 def changes_since(old, study_id, bodies):
     """(file, where, was, now) of each change between the saved folder `old` and the files read now."""
@@ -908,39 +820,34 @@ def changes_since(old, study_id, bodies):
             raise Unreadable("--against %s: cannot read %s: %s"
                              % (_shown(old), name, error.strerror or error))
         now = bodies.get(name)
-        if was == now:
-            continue
+        if was == now: continue
         if was is None or now is None:
             changes.append((name, "", "absent" if was is None else "saved",
                             "absent" if now is None else "read"))
-        elif name.endswith(".csv"):
-            changes += _csv_changes(name, was, now)
         else:
-            changes += _json_changes(name, was, now, study_id)
+            changes += (_csv_changes if name.endswith(".csv") else _json_changes)(name, was, now, study_id)
     return changes
 
+def _csv_rows(body):
+    try:
+        return list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline="")))
+    except csv.Error:
+        return [["(not CSV)"]]
 
-def _csv_changes(name, was, now):
+def _csv_changes(name, was, now, study_id):
     """Each line one side lacks, and each field that differs, named by its line and column."""
-    def parse(body):
-        try:
-            return list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline="")))
-        except csv.Error:
-            return [["(not CSV)"]]
-    was, now, changes = parse(was), parse(now), []
+    was, now, changes = _csv_rows(was), _csv_rows(now), []
     for line in range(1, max(len(was), len(now)) + 1):
         a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was, now))
         if a is None or b is None:
-            changes.append((name, "line %d" % line, "absent" if a is None else ",".join(a),
-                            "absent" if b is None else ",".join(b)))
+            changes.append((name, "line %d" % line) + tuple("absent" if r is None else ",".join(r)
+                                                            for r in (a, b)))
             continue
-        for column in range(max(len(a), len(b))):
-            x, y = (row[column] if column < len(row) else "(absent)" for row in (a, b))
-            if x != y:
-                head = now[0][column] if column < len(now[0]) else "column %d" % (column + 1)
-                changes.append((name, "line %d %s" % (line, head), x, y))
+        n = max(len(a), len(b))
+        heads = now[0] + ["column %d" % (column + 1) for column in range(len(now[0]), n)]
+        a, b = (row + ["(absent)"] * (n - len(row)) for row in (a, b))
+        changes += [(name, "line %d %s" % (line, head), x, y) for head, x, y in zip(heads, a, b) if x != y]
     return changes
-
 
 def _json_changes(name, was, now, study_id):
     """Each value that differs, named by its path; on the profile only the study's card."""
@@ -952,39 +859,32 @@ def _json_changes(name, was, now, study_id):
             for index, (a, b) in enumerate(zip(was, now)):
                 walk("%s[%d]" % (where, index), a, b)
         elif was != now:
-            found.append((where, was, now))
+            found.append((name, where.lstrip("."), was, now))
     found = []
     try:
         was, now = json.loads(was.decode("utf-8")), json.loads(now.decode("utf-8"))
         if name == FILES["page"]:
+            name += " (the study's card)"
             was, now = ([c for c in p["studies"] if isinstance(c, dict) and c.get("id") == study_id]
                         if isinstance(p, dict) and isinstance(p.get("studies"), list) else p
                         for p in (was, now))
-            name += " (the study's card)"
         walk("", was, now)
     except (ValueError, RecursionError):
-        found = [("", "(the saved bytes)", "(other bytes)")]
-    return [(name, where.lstrip("."), a, b) for where, a, b in found]
-
+        return [(name, "", "(the saved bytes)", "(other bytes)")]
+    return found
 
 # ---------------------------------------------------------------- the address
-
-# The whole address (once a pasted query, fragment or trailing / is let go), checked
-# before it is split: no userinfo, escape, space or control character anywhere.
+# The whole address, checked before it is split: no userinfo, escape, space or control character anywhere.
 STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)"
                            r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
 
-
 def parse_study_address(address):
-    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted: surrounding
-    whitespace, a trailing / and a ?query or #fragment are let go; anything else is Unreadable."""
-    text = re.split(r"[?#]", address.strip(" \t\r\n"), maxsplit=1)[0]
-    match = STUDY_ADDRESS.fullmatch(text[:-1] if text.endswith("/") else text)
+    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted."""
+    match = STUDY_ADDRESS.fullmatch(re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/"))
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
                          "digits>, or a folder --save wrote)" % _shown_field(address))
     return match.group(1), match.group(3), match.group(4), match.group()
-
 
 # ---------------------------------------------------------------- fetching
 
