@@ -1280,16 +1280,15 @@ def http_get(opener, url, what):
                 time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
     finally:
         timer.cancel()
-        for sock in WATCHED:
-            sock.close()
-        del WATCHED[:]
+        while WATCHED:
+            WATCHED.pop().close()
 
 def _too_late(url):
     return Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
 
 def read_capped(response, url, deadline):
     """The whole body, within the size cap and the request's deadline."""
-    if response.length is not None and response.length > MAX_RESPONSE_BYTES:
+    if (response.length or 0) > MAX_RESPONSE_BYTES:
         raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
     body, chunk = bytearray(), True
     while chunk:
@@ -1476,8 +1475,8 @@ def _against_lines(folder, old, changes):
         "  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
         for name, where, was, now in changes[:SHOWN_CHANGES]] + ["  ... and %d more" % more] * (more > 0)
 
-# Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
-# marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+# Escaped wherever a file's or server's text is shown: C0 and C1 controls, DEL, the bidi marks,
+# embeddings, overrides and isolates, the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 def one_line(message, limit=MAX_SHOWN):
@@ -1562,9 +1561,8 @@ def sign_flip_count(diffs, scale=None):
     adds E2·2**K + B1·N1·2**K + B1·E2·N1 (E2 = B2·(A2 + 1), N1 = A1 + 1; ΣQ1, CQ2 ≤ 2**K)."""
     n, s1 = len(diffs), sum(diffs)
     if s1 == 0: return 1 << n
-    sizes = [abs(d) for d in diffs if d != 0]
-    common = math.gcd(*sizes)
-    sizes = sorted(size // common for size in sizes)
+    common = math.gcd(*diffs)
+    sizes = sorted(abs(d) // common for d in diffs if d)
     halves = sizes[0::2], sizes[1::2]
     total1, total2 = totals = [sum(half) for half in halves]
     need = sum((t // 2 + 1) * (8 if scale else (len(h) + 8) // 8) for t, h in zip(totals, halves))
