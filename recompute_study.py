@@ -1321,10 +1321,9 @@ class Sources:
     def get(self, option, path, what):
         name, saved = FILES[option], getattr(self.args, option)
         where = "--%s %s" % (option, _shown(saved))
-        if saved is None and self.folder is not None and (
-                option != "recipe" or os.path.exists(os.path.join(self.folder, name))):
-            saved = os.path.join(self.folder, name)
-            where = "the saved folder's %s" % _shown(saved)
+        copy = self.folder and os.path.join(self.folder, name)
+        if saved is None and copy and (option != "recipe" or os.path.exists(copy)):
+            saved, where = copy, "the saved folder's %s" % _shown(copy)
         if saved is not None:
             try:
                 with open(saved, "rb") as handle:
@@ -1587,10 +1586,9 @@ def _subset_sums(sizes, total, scale=None):
     class t holding x ≡ t (mod r): an item q·r + ρ adds class t − ρ shifted q slots (q + 1 if t < ρ)."""
     half = total // 2
     slot_bytes = 8 if scale else (len(sizes) + 8) // 8   # a count is at most 2**len(sizes)
-    slot_bits = 8 * slot_bytes
     r = max(1, min(half + 1, (half + 1) * slot_bytes // SUBSET_BLOCK_BYTES))
     rows = half // r + 1          # slots per class (a class's slot past half is never read)
-    mask = (1 << rows * slot_bits) - 1
+    mask = (1 << 8 * rows * slot_bytes) - 1
     classes = [1 << (scale or 0)] + [0] * (r - 1)
     reached = 0
     for done, size in enumerate(sizes, 1):
@@ -1600,7 +1598,7 @@ def _subset_sums(sizes, total, scale=None):
         for t in range(cycles):   # along each cycle of t → t + ρ, so each reads a class not yet updated
             before = classes[t - rho]
             for _ in range(r // cycles):
-                new = classes[t] + (before << (q + (t < rho)) * slot_bits)
+                new = classes[t] + (before << 8 * slot_bytes * (q + (t < rho)))
                 before, classes[t] = classes[t], new & mask if reached == half else new
                 t = (t + rho) % r
         if scale and (done % SIGN_FLIP_FLOOR_EVERY == 0 or done == len(sizes)):
