@@ -887,12 +887,12 @@ def parse_study_address(address):
     return match.group(1), match.group(3), match.group(4), match.group()
 
 # ---------------------------------------------------------------- fetching
+WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
 
-class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only within the study's own origin."""
-
+class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Redirects within the study's origin only; sockets the deadline shuts whatever they wait on."""
     def __init__(self, origin):
-        super().__init__()
+        super().__init__(context=ssl.create_default_context())
         self.origin = origin
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
@@ -902,94 +902,69 @@ class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
                              % (req.full_url, parts.scheme, parts.netloc))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
-
-WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
-
-
-class DeadlineHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Connections whose sockets the deadline shuts, whatever they wait on (TLS, headers, chunks)."""
-
-    def http_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPConnection), req)
-
-    def https_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
-
-    @staticmethod
-    def watched(kind):
+    def http_open(self, req, kind=http.client.HTTPConnection, **tls):
         def connection(host, **options):
             conn = kind(host, **options)
-            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
+            conn._create_connection = watch
             return conn
-        return connection
+        return self.do_open(connection, req, **tls)
 
+    def https_open(self, req):
+        return self.http_open(req, http.client.HTTPSConnection, context=self._context)
 
-def watch(sock):
+def watch(*address):
+    sock = socket.create_connection(*address)
     WATCHED.append(sock.dup())
     return sock
 
-
-def shut_watched(sockets):
-    for sock in sockets:
+def shut_watched():
+    for sock in WATCHED:
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
 
-
 def http_get(opener, url, what):
     """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap."""
     deadline = time.monotonic() + TIMEOUT_SECONDS
-    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched, (WATCHED,))
+    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
     timer.daemon = True
     timer.start()
-    retried = False
     try:
-        while True:
+        for attempt in (1, 2):
             try:
                 with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
                     return read_capped(response, url, deadline)
-            except urllib.error.HTTPError as error:
-                reason = _reason(error, url, deadline)
-                if time.monotonic() >= deadline:
-                    raise _too_late(url)
-                if error.code >= 500 and not retried:
-                    retried = True
-                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
-                    continue
-                if error.code == 409:
-                    raise Unreadable("the study is still playing (%s answers 409): %s"
-                                     % (what, reason or "no reason given"))
-                if error.code == 404:
-                    raise Unreadable("%s answers 404: no such %s%s" % (url, what, (
-                        ", or a run set (a run set has no files)" if what.endswith(".csv") else "")))
-                raise Unreadable("%s answers HTTP %d%s" % (url, error.code, ": " + reason if reason else ""))
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
-                if time.monotonic() >= deadline:
-                    raise _too_late(url)
-                raise Unreadable("network failure fetching %s: %s" % (url, getattr(error, "reason", error)))
+                code = error.code if isinstance(error, urllib.error.HTTPError) else None
+                why = code and _reason(error, url, deadline)
+                if time.monotonic() >= deadline: raise _too_late(url)
+                if code is None:
+                    raise Unreadable("network failure fetching %s: %s"
+                                     % (url, getattr(error, "reason", error)))
+                if code < 500 or attempt == 2:
+                    raise Unreadable(
+                        "the study is still playing (%s answers 409): %s" % (what, why or "no reason given")
+                        if code == 409 else "%s answers 404: no such %s%s" % (
+                            url, what, ", or a run set (a run set has no files)" * what.endswith(".csv"))
+                        if code == 404 else "%s answers HTTP %d%s" % (url, code, ": " + why if why else ""))
+                time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
     finally:
         timer.cancel()
-        for sock in WATCHED:
-            sock.close()
-        del WATCHED[:]
-
+        while WATCHED:
+            WATCHED.pop().close()
 
 def _too_late(url):
     return Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
 
-
 def read_capped(response, url, deadline):
     """The whole body, within the size cap and the request's deadline."""
-    if response.length is not None and response.length > MAX_RESPONSE_BYTES:
+    if (response.length or 0) > MAX_RESPONSE_BYTES:
         raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
-    body = bytearray()
-    while True:
+    body, chunk = bytearray(), True
+    while chunk:
         chunk = response.read1(1 << 16)
-        if time.monotonic() >= deadline:
-            raise _too_late(url)
-        if not chunk:
-            break
+        if time.monotonic() >= deadline: raise _too_late(url)
         body += chunk
         if len(body) > MAX_RESPONSE_BYTES:
             raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
@@ -997,7 +972,6 @@ def read_capped(response, url, deadline):
         raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
                          % (url, response.length))
     return body
-
 
 def _reason(error, url, deadline):
     """The platform's reason in an error answer, where its body reads and holds one."""
@@ -1008,32 +982,8 @@ def _reason(error, url, deadline):
         return None
     return reason if isinstance(reason, str) else None
 
-
-def save_copy(directory, parts, body):
-    """DIR/parts..., through no symbolic link, written whole to a temporary name and renamed."""
-    os.makedirs(directory, exist_ok=True)
-    for part in parts[:-1]:
-        directory = os.path.join(directory, part)
-        try:
-            os.mkdir(directory)
-        except FileExistsError:
-            pass
-        if os.path.islink(directory) or not os.path.isdir(directory):
-            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(body)
-        os.replace(temporary, os.path.join(directory, parts[-1]))
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
-
 class Sources:
     """Each file from its saved copy, else (unless offline) from the study's origin; kept with --save."""
-
     def __init__(self, args, origin, folder):
         self.args, self.origin, self.folder = args, origin, folder
         self.offline = folder is not None or None not in (args.trials, args.seats, args.page)
@@ -1042,10 +992,9 @@ class Sources:
     def get(self, option, path, what):
         name, saved = FILES[option], getattr(self.args, option)
         where = "--%s %s" % (option, _shown(saved))
-        if saved is None and self.folder is not None and (
-                option != "recipe" or os.path.exists(os.path.join(self.folder, name))):
-            saved = os.path.join(self.folder, name)
-            where = "the saved folder's %s" % _shown(saved)
+        copy = self.folder and os.path.join(self.folder, name)
+        if saved is None and copy and (option != "recipe" or os.path.exists(copy)):
+            saved, where = copy, "the saved folder's %s" % _shown(copy)
         if saved is not None:
             try:
                 with open(saved, "rb") as handle:
@@ -1059,8 +1008,7 @@ class Sources:
             raise Unreadable("reading offline, nothing is fetched: the study needs its %s; "
                              "give it with --%s FILE" % (what, option))
         else:
-            opener = urllib.request.build_opener(SameOriginRedirects(self.origin),
-                                                 DeadlineHandler(context=ssl.create_default_context()))
+            opener = urllib.request.build_opener(Guarded(self.origin))
             opener.addheaders = [("User-Agent", "daishi-recompute-study/1")]
             body = http_get(opener, self.origin + path, what)
             self.used[name] = "served " + self.origin + path
@@ -1069,16 +1017,23 @@ class Sources:
         return body
 
     def save(self, name, what, body):
-        if self.args.save:
+        """DIR/name written whole under a temporary name, then renamed over it (a link there is replaced)."""
+        if not self.args.save: return
+        try:
+            os.makedirs(self.args.save, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.args.save, prefix=".part-")
             try:
-                save_copy(self.args.save, (name,), body)
-            except OSError as error:
-                raise Unreadable("--save %s: cannot save %s there: %s"
-                                 % (_shown(self.args.save), what, error.strerror or error))
-
+                with os.fdopen(handle, "wb") as out:
+                    out.write(body)
+                os.replace(temporary, os.path.join(self.args.save, name))
+            except BaseException:
+                if os.path.exists(temporary): os.unlink(temporary)
+                raise
+        except OSError as error:
+            raise Unreadable("--save %s: cannot save %s there: %s"
+                             % (_shown(self.args.save), what, error.strerror or error))
 
 # ---------------------------------------------------------------- main
-
 class Parser(argparse.ArgumentParser):
     """argparse whose usage errors, under --json, are a JSON document too."""
     json = False
@@ -1090,7 +1045,6 @@ class Parser(argparse.ArgumentParser):
             print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
             self.exit(2, line + "\n")
         super().error(message)
-
 
 def parse_arguments(argv):
     parser = Parser(
@@ -1124,7 +1078,6 @@ def parse_arguments(argv):
         parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
     return args
 
-
 def read_study(sources, handle, study_id):
     """trials.csv, seats.csv, the page's reading and, under the anytime rule, the recipe's rho."""
     base = "/u/%s/studies/%s/" % (handle, study_id)
@@ -1138,10 +1091,8 @@ def read_study(sources, handle, study_id):
     if not isinstance(recipe_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", recipe_id):
         raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its rho"
                          % (study_id, _shown_field(_shown(recipe_id) or "null")))
-    path = "/u/%s/recipes/%s.json" % (handle, recipe_id)
-    recipe = read_json(sources.get("recipe", path, "recipe %s" % recipe_id), "the recipe JSON")
-    return trials, seats, reading, read_rho(recipe, recipe_id)
-
+    recipe = sources.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id), "recipe %s" % recipe_id)
+    return trials, seats, reading, read_rho(read_json(recipe, "the recipe JSON"), recipe_id)
 
 def run(args):
     folder = args.address if os.path.isdir(args.address) else None
@@ -1151,9 +1102,9 @@ def run(args):
         raise Unreadable("--save %s: that folder already holds a saved study (%s): save into another "
                          "folder, or compare with --against" % (_shown(args.save), SAVED))
     old = read_saved(args.against, "--against ") if args.against else None
-    if old and parse_study_address(old["address"])[2] != study_id:
-        raise Unreadable("--against %s holds %s, not %s" % (
-            _shown(args.against), parse_study_address(old["address"])[2], study_id))
+    old_id = old and parse_study_address(old["address"])[2]
+    if old and old_id != study_id:
+        raise Unreadable("--against %s holds %s, not %s" % (_shown(args.against), old_id, study_id))
     sources = Sources(args, origin, folder)
     trials, seats, reading, rho = read_study(sources, handle, study_id)
     hashes = {name: hashlib.sha256(body).hexdigest() for name, body in sources.bodies.items()}
@@ -1175,40 +1126,34 @@ def run(args):
                 for name, where, was, now in changes]}))
         return status
     header = ["study %s at %s" % (study_id, address)] + ["  %s: %s" % item for item in sources.used.items()]
-    header.append("  metric %s (%s, range %s, %s is better)" % (
-        terms.metric, "a seat score" if terms.seat_score else "declared on the card",
-        "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction))
-    header.append("  %s rule, effect %s, alpha %.6g per comparison over %d" % (
-        terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
-        "  a series, no comparisons")
+    header += [
+        "  metric %s (%s, range %s, %s is better)" % (
+            terms.metric, "a seat score" if terms.seat_score else "declared on the card",
+            "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction),
+        "  %s rule, effect %s, alpha %.6g per comparison over %d" % (
+            terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
+        "  a series, no comparisons"]
     print(report_text(header + (_against_lines(args.against, old, changes) if old else []), result, args.all))
     return status
 
-
 def _against_lines(folder, old, changes):
-    when = _shown(old.get("saved")) or "an unknown time"
+    when, more = _shown(old.get("saved")) or "an unknown time", len(changes) - SHOWN_CHANGES
     if not changes:
         return ["", "against %s: unchanged since %s" % (_shown(folder), when)]
-    lines = ["", "against %s, saved %s: %d change%s"
-             % (_shown(folder), when, len(changes), "s" if len(changes) > 1 else "")]
-    lines += ["  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
-              for name, where, was, now in changes[:SHOWN_CHANGES]]
-    if len(changes) > SHOWN_CHANGES:
-        lines.append("  ... and %d more" % (len(changes) - SHOWN_CHANGES))
-    return lines
+    return ["", "against %s, saved %s: %d change%s"
+            % (_shown(folder), when, len(changes), "s" if len(changes) > 1 else "")] + [
+        "  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
+        for name, where, was, now in changes[:SHOWN_CHANGES]] + ["  ... and %d more" % more] * (more > 0)
 
-
-# Escaped wherever a file's or a server's text is shown: C0 and C1 controls, DEL, the bidi
-# marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+# Escaped wherever a file's or server's text is shown: C0 and C1 controls, DEL, the bidi marks,
+# embeddings, overrides and isolates, the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
 
 def one_line(message, limit=MAX_SHOWN):
     """Text a file or server sent, on one line, controls and bidi marks escaped, cut when over-long."""
     message = str(message)
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
-
 
 def main(argv=None):
     args = parse_arguments(argv)
@@ -1226,15 +1171,12 @@ def main(argv=None):
         print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
     return 2
 
-
 # ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
-
 SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
 SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of the two halves, at most
 SIGN_FLIP_ENCLOSE_FROM = 128  # non-zero pairs: from here p is first enclosed (below, counted at once)
 SIGN_FLIP_SCALE, SIGN_FLIP_FLOOR_EVERY = 53, 10  # the enclosure's 2**K and how often it floors
-
 
 def bootstrap_draws(seed, n, count):
     """`count` pair indices ((next() >> 11) × n) >> 53, mapped slot by slot like the outputs."""
@@ -1243,25 +1185,15 @@ def bootstrap_draws(seed, n, count):
         indices.extend(_slots(((((z >> 11) & mask) * n) >> 53) & mask, k))
     return indices
 
-
 def _splitmix64_chunks(seed, count):
-    """SplitMix64's first `count` outputs (§4.6), a chunk at a time: (z, mask, k) with the next k
-    outputs each in its own 128-bit slot of the big integer z (the last chunk may hold more slots).
-
-    The plain algorithm, mod 2**64: state += γ; z = state; z = (z ^ z >> 30) × M1;
-    z = (z ^ z >> 27) × M2; output z ^ z >> 31. Here a 64-bit by 64-bit product fits its slot,
-    masking every slot to its low 64 bits is the reduction mod 2**64, and state k is seed + k·γ,
-    so one chunk is a handful of big-integer operations in C."""
+    """SplitMix64's first `count` outputs (§4.6) as (z, mask, k): k outputs in 128-bit slots of z. Plain,
+    mod 2**64: state += γ; z = state; z = (z ^ z >> 30)·M1; z = (z ^ z >> 27)·M2; output z ^ z >> 31.
+    Here slot k's state is seed + k·γ, and masking each slot to its low 64 bits is the reduction."""
     gamma, mask64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
     chunk = min(count, SPLITMIX_CHUNK) or 1
-    ramp = array("Q", bytes(16 * chunk))
-    ramp[0::2] = array("Q", range(1, chunk + 1))
-    if sys.byteorder != "little":
-        ramp.byteswap()
-    steps = gamma * int.from_bytes(ramp.tobytes(), "little")
     ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
-    mask = int.from_bytes((b"\xff" * 8 + bytes(8)) * chunk, "little")
-    base = seed & mask64
+    steps = gamma * int.from_bytes(b"".join(k.to_bytes(16, "little") for k in range(1, chunk + 1)), "little")
+    mask, base = ones * mask64, seed & mask64
     for start in range(0, count, chunk):
         z = (base * ones + steps) & mask
         z = ((z ^ (z >> 30)) & mask) * 0xBF58476D1CE4E5B9 & mask
@@ -1269,25 +1201,15 @@ def _splitmix64_chunks(seed, count):
         yield (z ^ (z >> 31)) & mask, mask, min(chunk, count - start)
         base = (base + chunk * gamma) & mask64
 
-
 def _slots(z, k):
     """The first k 128-bit slots of z, each below 2**64."""
-    words = array("Q", z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[:16 * k])
-    if sys.byteorder != "little":
-        words.byteswap()
-    return words[0::2]
-
+    return _unpack_slots(z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[:16 * k], 8)[0::2]
 
 def sign_flip_p(diffs, alpha):
-    """§4.5's p as (Fraction, how): how is None for the exact count; "bound" where Hoeffding's
-    bound P(|Σ s_t D_t| ≥ |S1|) ≤ 2·exp(−S1² ÷ (2·Σ D_t²)) is below both 0.00005 and alpha (it then
-    fixes the printed p, 0.0000, and the verdict, and is the p returned); "enclosed" where, from
-    SIGN_FLIP_ENCLOSE_FROM non-zero pairs, sign_flip_count's enclosure [lo, hi] of p has both ends
-    print the same and on the same side of alpha (lo returned); else why the count was not made (p None)."""
-    s1 = s2 = 0
-    for d in diffs:
-        s1 += d
-        s2 += d * d
+    """§4.5's p as (Fraction, how): how None for the exact count; "bound" where Hoeffding's bound
+    2·exp(−S1² ÷ (2·Σ D_t²)) is below 0.00005 and alpha (it fixes the printed p and the verdict);
+    "enclosed" where sign_flip_count's [lo, hi] print alike on one side of alpha (lo); else why not."""
+    s1, s2 = sum(diffs), sum(d * d for d in diffs)               # integers: exact
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding
         if bound < 0.00005 * (1 - 1e-9) and bound < alpha:          # below it p prints 0.0000
@@ -1298,132 +1220,86 @@ def sign_flip_p(diffs, alpha):
                                                 end <= Fraction(alpha)) for end in ends}) == 1:
             return ends[0], "enclosed"
     count = sign_flip_count(diffs)
-    if isinstance(count, str):
-        return None, count
-    return Fraction(count, 1 << len(diffs)), None
-
+    return (None, count) if isinstance(count, str) else (Fraction(count, 1 << len(diffs)), None)
 
 def sign_flip_count(diffs, scale=None):
-    """How many of the 2**n sign vectors s give |Σ s_t D_t| ≥ |Σ D_t|, counted exactly; or why not.
-    With a scale K: [lo, hi] (Fractions) enclosing that count ÷ 2**n, from _subset_sums' floored
-    probabilities ⌊P·2**K⌋ (each too low by less than B, the number of floors of its half): the
-    tail sum's lo is Σ Q1·CQ2 ÷ 2**(2K − 1), and with E2 = B2·(A2 + 1) bounding CQ2's error,
-    ΣQ1 ≤ 2**K, CQ2 ≤ 2**K and N1 = A1 + 1 terms, hi adds (E2·2**K + B1·N1·2**K + B1·E2·N1).
-
-    The plain algorithm: with a_t = |D_t| and A = Σ a_t, a sign vector giving + to a subset of sum x
-    gives Σ s a = 2x − A, so the count is Σ c[x] over 2x − A ≥ |S1| or 2x − A ≤ −|S1|, where c[x]
-    (the subsets summing to x) comes from c ← c + (c shifted by a_t) for each t, starting from
-    c = [1]. Here c is symmetric, so the count is twice the first sum; the items are split into two
-    halves whose counts c1, c2 are built that way (packed into big integers, _subset_sums) and
-    Σ_{x1+x2 ≥ T} c1[x1]·c2[x2] = Σ_x c1[x]·C2[x + A2 − T], C2 the running sum of c2."""
-    n = len(diffs)
-    s1 = 0
-    for d in diffs:
-        s1 += d
-    sizes = [abs(d) for d in diffs if d != 0]
-    if s1 == 0:
-        return 1 << n
-    common = 0
-    for size in sizes:
-        common = math.gcd(common, size)
-    sizes = sorted(size // common for size in sizes)
+    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; or why not counted. Plain: a subset of sum x
+    given + has Σ s_t|D_t| = 2x − A (A = Σ|D_t|): count c[x] over |2x − A| ≥ |S1|, from c = [1] and
+    c ← c + (c shifted by |D_t|) for each t. Here twice one tail (c is symmetric), over two halves:
+    Σ_{x1+x2 ≥ T} c1[x1]·c2[x2] = Σ_x c1[x]·C2[x + A2 − T], C2 c2's running sum. With a scale K, [lo, hi]
+    enclosing count ÷ 2**n from ⌊P·2**K⌋ (B floors, each losing under 1): lo = ΣQ1·CQ2 ÷ 2**(2K−1), hi
+    adds E2·2**K + B1·N1·2**K + B1·E2·N1 (E2 = B2·(A2 + 1), N1 = A1 + 1; ΣQ1, CQ2 ≤ 2**K)."""
+    n, s1 = len(diffs), sum(diffs)
+    if s1 == 0: return 1 << n
+    common = math.gcd(*diffs)
+    sizes = sorted(abs(d) // common for d in diffs if d)
     halves = sizes[0::2], sizes[1::2]
-    need = 0
-    for half in halves:
-        total = 0
-        for size in half:
-            total += size
-        need += (total // 2 + 1) * (8 if scale else (len(half) + 8) // 8)
+    total1, total2 = totals = [sum(half) for half in halves]
+    need = sum((t // 2 + 1) * (8 if scale else (len(h) + 8) // 8) for t, h in zip(totals, halves))
     if need > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (need >> 20, SIGN_FLIP_MAX_BYTES >> 20)
-    first, second = (_subset_sums(half, scale) for half in halves)
-    total1, total2 = next(first), next(second)
-    threshold = (total1 + total2 + abs(s1) // common + 1) // 2    # subsets whose 2x − A ≥ |S1|
-    shift = total2 - threshold
-    c1 = chain.from_iterable(first)
-    c2 = chain(accumulate(chain.from_iterable(second)), repeat(1 << (scale or len(halves[1]))))
+    shift = total2 - (total1 + total2 + abs(s1) // common + 1) // 2   # A2 − T, T the least x1 + x2 counted
+    c1 = chain.from_iterable(_subset_sums(halves[0], total1, scale))
+    c2 = chain(accumulate(chain.from_iterable(_subset_sums(halves[1], total2, scale))),
+               repeat(1 << (scale or len(halves[1]))))
     c1, c2 = (islice(c1, -shift, None), c2) if shift < 0 else (c1, islice(c2, shift, None))
     count = sum(map(operator.mul, c1, c2))           # exact: integers
-    if scale is None:
-        return (2 * count) << (n - len(sizes))
+    if scale is None: return (2 * count) << (n - len(sizes))
     b1, b2 = (-(-len(half) // SIGN_FLIP_FLOOR_EVERY) for half in halves)
     e2, n1 = b2 * (total2 + 1), total1 + 1
     slack = ((e2 + b1 * n1) << scale) + b1 * e2 * n1
     return Fraction(count, 1 << 2 * scale - 1), Fraction(count + slack, 1 << 2 * scale - 1)
 
-
-def _subset_sums(sizes, scale=None):
-    """Yield the total of `sizes` (positive integers), then c[0..total] in lists, c[x] the number of
-    subsets summing to x. With a scale K, instead Q[x] ≤ P[x]·2**K < Q[x] + B, P[x] = c[x] ÷ 2**m
-    (m items): 8-byte slots from Q = [2**K], each floored (shifted right by the items added since,
-    the bits that cross into the slot below masked off) every SIGN_FLIP_FLOOR_EVERY items and at
-    the end, B times in all, each floor losing less than 1 (K + SIGN_FLIP_FLOOR_EVERY < 64).
-
-    The counts up to half the total (c is symmetric: the rest is read back from them in reverse)
-    are packed a slot of whole bytes per sum into r big integers of about SUBSET_BLOCK_BYTES each,
-    class t holding the sums x ≡ t (mod r) in order. Adding an item of size q·r + ρ adds class
-    t − ρ, shifted by q slots (q + 1 where t < ρ), to class t: a shift and an add in C on integers
-    that stay in cache, along each cycle of t → t + ρ so that each reads a class not yet updated."""
-    total = 0
-    for size in sizes:
-        total += size
-    yield total
+def _subset_sums(sizes, total, scale=None):
+    """c[0..total] in lists: c[x] the subsets of `sizes` summing to x; with a scale K, Q[x] ≤ c[x]·2**(K−m)
+    < Q[x] + B, from [2**K], 8-byte slots floored every SIGN_FLIP_FLOOR_EVERY items and at the end (B
+    floors). Fast: c up to half the total (c is symmetric), packed into r classes of ~SUBSET_BLOCK_BYTES,
+    class t holding x ≡ t (mod r): an item q·r + ρ adds class t − ρ shifted q slots (q + 1 if t < ρ)."""
     half = total // 2
     slot_bytes = 8 if scale else (len(sizes) + 8) // 8   # a count is at most 2**len(sizes)
-    slot_bits = 8 * slot_bytes
     r = max(1, min(half + 1, (half + 1) * slot_bytes // SUBSET_BLOCK_BYTES))
-    rows = half // r + 1                             # class t keeps rows slots for t ≤ half mod r, else one fewer
-    masks = [(1 << rows * slot_bits) - 1, (1 << (rows - 1) * slot_bits) - 1]
+    rows = half // r + 1          # slots per class (a class's slot past half is never read)
+    mask = (1 << 8 * rows * slot_bytes) - 1
     classes = [1 << (scale or 0)] + [0] * (r - 1)
     reached = 0
     for done, size in enumerate(sizes, 1):
         q, rho = divmod(size, r)
-        reached = min(reached + size, half)         # below half, no sum passes half yet
+        reached = min(reached + size, half)         # below half, no sum passes the last slot yet
         cycles = math.gcd(rho, r)
-        for start in range(cycles):
-            t, before = start, classes[(start - rho) % r]
+        for t in range(cycles):   # along each cycle of t → t + ρ, so each reads a class not yet updated
+            before = classes[t - rho]
             for _ in range(r // cycles):
-                old = classes[t]
-                new = old + (before << (q + (t < rho)) * slot_bits)
-                classes[t] = new & masks[t > half % r] if reached == half else new
-                before, t = old, (t + rho) % r
+                new = classes[t] + (before << 8 * slot_bytes * (q + (t < rho)))
+                before, classes[t] = classes[t], new & mask if reached == half else new
+                t = (t + rho) % r
         if scale and (done % SIGN_FLIP_FLOOR_EVERY == 0 or done == len(sizes)):
-            drop = (done - 1) % SIGN_FLIP_FLOOR_EVERY + 1
-            keep = [int.from_bytes(((1 << 64 - drop) - 1).to_bytes(8, "little") * (rows - k), "little")
-                    for k in (0, 1)]
+            drop = (done - 1) % SIGN_FLIP_FLOOR_EVERY + 1          # the bits crossing into a slot masked off
+            keep = int.from_bytes(((1 << 64 - drop) - 1).to_bytes(8, "little") * rows, "little")
             for t in range(r):
-                classes[t] = (classes[t] >> drop) & keep[t > half % r]
+                classes[t] = (classes[t] >> drop) & keep
     for t in range(r):
         classes[t] = classes[t].to_bytes(rows * slot_bytes, "little")
-    step = max(1, 65536 // r)
-
-    def chunk(k0, k1):                               # c[k0·r … k1·r − 1]
-        return list(chain.from_iterable(zip(*[_unpack_slots(data[k0 * slot_bytes:k1 * slot_bytes], slot_bytes)
-                                               for data in classes])))
-    for k0 in range(0, rows, step):
-        yield chunk(k0, min(k0 + step, rows))[:half + 1 - k0 * r]
-    mirror = total - half - 1                        # c[half + 1 + i] = c[mirror − i]
-    for k1 in range(mirror // r + 1, 0, -step):
-        k0 = max(0, k1 - step)
-        yield chunk(k0, k1)[:mirror + 1 - k0 * r][::-1]
-
+    step, mirror = max(1, 65536 // r), total - half - 1           # c[half + 1 + i] = c[mirror − i]
+    spans = [(k, min(k + step, rows), half, 1) for k in range(0, rows, step)]
+    spans += [(max(0, k - step), k, mirror, -1) for k in range(mirror // r + 1, 0, -step)]
+    for k0, k1, last, way in spans:
+        words = [_unpack_slots(data[k0 * slot_bytes:k1 * slot_bytes], slot_bytes) for data in classes]
+        yield list(chain.from_iterable(zip(*words)))[:last + 1 - k0 * r][::way]
 
 def _unpack_slots(raw, slot_bytes):
-    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`: up to 8 bytes, spread
-    to 64-bit words by strided byte copies; wider, a slot at a time. Either way the work stays in C."""
+    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`, the work in C."""
     if slot_bytes > 8:
-        starts = range(0, len(raw), slot_bytes)
         ends = range(slot_bytes, len(raw) + slot_bytes, slot_bytes)
-        return list(map(int.from_bytes, map(raw.__getitem__, map(slice, starts, ends)), repeat("little")))
-    spread = bytearray(8 * (len(raw) // slot_bytes))
-    for j in range(slot_bytes):
-        spread[j::8] = raw[j::slot_bytes]
-    words = array("Q")
-    words.frombytes(bytes(spread))
-    if sys.byteorder != "little":
-        words.byteswap()
-    return list(words)
-
+        slots = map(raw.__getitem__, map(slice, range(0, len(raw), slot_bytes), ends))
+        return list(map(int.from_bytes, slots, repeat("little")))
+    spread = raw
+    if slot_bytes < 8:      # each slot to a 64-bit word by strided byte copies
+        spread = bytearray(8 * (len(raw) // slot_bytes))
+        for j in range(slot_bytes):
+            spread[j::8] = raw[j::slot_bytes]
+    words = array("Q", spread)
+    if sys.byteorder != "little": words.byteswap()
+    return words
 
 if __name__ == "__main__":
     try:
