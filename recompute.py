@@ -53,7 +53,7 @@ COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="tr
                       trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
 
-class RecordError(Exception):
+class Unreadable(Exception):
     """The record cannot be read: one line naming the file and field."""
 
 # --- §1 arithmetic
@@ -369,14 +369,14 @@ def ledger_checks(block, ledger, seats):
 def parse_json(raw, name):
     """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field."""
     if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
-        raise RecordError("%s: more than %d JSON values: not a record this script reads"
+        raise Unreadable("%s: more than %d JSON values: not a record this script reads"
                           % (name, MAX_JSON_VALUES))
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=float)
     except UnicodeDecodeError:
-        raise RecordError("%s: not UTF-8 text" % name)
+        raise Unreadable("%s: not UTF-8 text" % name)
     except (ValueError, RecursionError) as err:
-        raise RecordError("%s: not valid JSON (%s)" % (name, err))
+        raise Unreadable("%s: not valid JSON (%s)" % (name, err))
 
 def shown(value):
     text = json.dumps(value) if not isinstance(value, float) else repr(value)
@@ -407,12 +407,12 @@ def fits(values, form, roster=None):
 def checked(value, form, at):
     """The value, where it has the form; `at` names the file and field for the error."""
     if not fits([value], form):
-        raise RecordError("%s: expected %s, got %s" % (at, FORMS[form][0], shown(value)))
+        raise Unreadable("%s: expected %s, got %s" % (at, FORMS[form][0], shown(value)))
     return value
 
 def field(obj, key, at):
-    if not isinstance(obj, dict): raise RecordError("%s: expected an object" % at)
-    if key not in obj: raise RecordError("%s.%s: missing" % (at, key))
+    if not isinstance(obj, dict): raise Unreadable("%s: expected an object" % at)
+    if key not in obj: raise Unreadable("%s.%s: missing" % (at, key))
     return obj[key]
 
 def get(obj, key, form, at, default=REQUIRED):
@@ -459,7 +459,7 @@ def fields(obj, part, at):
     return out
 
 def roster_seat(agent, roster, at):
-    if agent not in roster: raise RecordError("%s: %s names no seat of the roster" % (at, shown(agent)))
+    if agent not in roster: raise Unreadable("%s: %s names no seat of the roster" % (at, shown(agent)))
     return agent
 
 def by_seat(block, roster, at):
@@ -487,18 +487,18 @@ def read_pages(source):
 
 def check_page(page, number, first, name):
     if field(as_object(page, name), "page", name) != number:
-        raise RecordError("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
+        raise Unreadable("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
     if type(count) is not int or not 1 <= count <= MAX_PAGES:
-        raise RecordError("%s: pageCount must be an integer from 1 to %d, got %s"
+        raise Unreadable("%s: pageCount must be an integer from 1 to %d, got %s"
                           % (name, MAX_PAGES, shown(count)))
     for key in ("errata", "events"): checked(field(page, key, name), "list", "%s: %s" % (name, key))
     if (page.get("archive") is None) == (first is None):
-        raise RecordError(name + (": archive is on page 1 only" if first else ": page 1 carries no archive"))
+        raise Unreadable(name + (": archive is on page 1 only" if first else ": page 1 carries no archive"))
     first = first or page
     if count != first["pageCount"]:
-        raise RecordError("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
-    if page["errata"] != first["errata"]: raise RecordError("%s: errata differ from page 1's" % name)
+        raise Unreadable("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
+    if page["errata"] != first["errata"]: raise Unreadable("%s: errata differ from page 1's" % name)
     return page
 
 def read_archive(archive, at):
@@ -506,12 +506,12 @@ def read_archive(archive, at):
     got = fields(archive, "archive", at)
     start, end = got["startedAtTick"], got["endedAtTick"]
     regions = got["config.map.width"] * got["config.map.height"]
-    if regions == 0: raise RecordError("%s.config.map: the map has no regions" % at)
-    if end < start: raise RecordError("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
-    if not got["agents"]: raise RecordError("%s.agents: the roster is empty" % at)
+    if regions == 0: raise Unreadable("%s.config.map: the map has no regions" % at)
+    if end < start: raise Unreadable("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
+    if not got["agents"]: raise Unreadable("%s.agents: the roster is empty" % at)
     seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(got["agents"])]
     roster = {seat["id"] for seat in seats}
-    if len(roster) != len(seats): raise RecordError("%s.agents: an agentId appears twice" % at)
+    if len(roster) != len(seats): raise Unreadable("%s.agents: an agentId appears twice" % at)
     blocks = {"metrics": read_metrics, "ledger": read_ledger_block, "exploration": read_exploration}
     return dict({key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
                  for key, read in blocks.items()}, engine=got["config.engine_version"], regions=regions,
@@ -534,13 +534,13 @@ def read_ledger_block(block, roster, at):
     for i, pair in enumerate(pairs):
         where = "%s.pairs[%d]" % (at, i)
         a, b = (roster_seat(pair[side], roster, "%s.%s" % (where, side)) for side in "ab")
-        if not a < b: raise RecordError("%s: a and b must be two seats in ascending id order" % where)
+        if not a < b: raise Unreadable("%s: a and b must be two seats in ascending id order" % where)
         if pair["rep"] is not None:
             pair["rep"] = {side: get(pair["rep"], side, "count", where + ".rep") for side in (a, b)}
     if len({(p["a"], p["b"]) for p in pairs}) != len(pairs):
-        raise RecordError("%s.pairs: a pair appears twice" % at)
+        raise Unreadable("%s.pairs: a pair appears twice" % at)
     with_rep = [p["rep"] is not None for p in pairs]
-    if any(with_rep) and not all(with_rep): raise RecordError("%s.pairs: rep is on some pairs only" % at)
+    if any(with_rep) and not all(with_rep): raise Unreadable("%s.pairs: rep is on some pairs only" % at)
     commons = {agent: checked(share, "number", where)
                for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")}
     return {"pairs": pairs, "commons": commons, "hasRep": bool(pairs) and all(with_rep)}
@@ -581,9 +581,9 @@ def read_events(pages, names, archive):
             for i, event in enumerate(events):
                 key, what = event_fault([event], seq, tick, end, roster, {}) or (0, 0)
                 at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
-                if what: raise RecordError("%s%s: %s" % (at, "." + key if key else "", what))
+                if what: raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
                 seq, tick = seq + 1, event["tick"]
-            raise RecordError("%s: the event log is not well formed" % name)
+            raise Unreadable("%s: the event log is not well formed" % name)
         seq, tick = seq + len(events), events[-1]["tick"] if events else tick
     return [event for page in pages for event in page["events"]], by_type
 
@@ -629,15 +629,15 @@ def read_report(raw, name, seats, version):
     report = as_object(parse_json(raw, name), name)
     rubric = field(report, "rubricVersion", name)
     if rubric not in RUBRICS:
-        raise RecordError("%s.rubricVersion: %s is not a known rubric (%s)"
+        raise Unreadable("%s.rubricVersion: %s is not a known rubric (%s)"
                           % (name, shown(rubric), ", ".join(RUBRICS)))
     if version is not None and rubric != version:
-        raise RecordError("%s.rubricVersion: %s, but the report was asked for under %s"
+        raise Unreadable("%s.rubricVersion: %s, but the report was asked for under %s"
                           % (name, rubric, version))
     reason, cards = get(report, "rubricReason", "text", name, None), get(report, "scorecards", "list", name)
     if [card.get("agentId") if isinstance(card, dict) else None for card in cards] != [
             seat["id"] for seat in seats]:
-        raise RecordError("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
+        raise Unreadable("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
     return {"rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
             "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]}
 
@@ -657,20 +657,20 @@ def read_match(source, version):
     archive = read_archive(pages[0]["archive"], names[0] + ": archive")
     match_id = pages[0]["archive"].get("matchId", pages[0].get("matchId"))
     if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
-        raise RecordError("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
+        raise Unreadable("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
     if source.match_id not in (None, match_id):
-        raise RecordError("%s: archive.matchId %s is not the match asked for, %s"
+        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
                           % (names[0], match_id, source.match_id))
     for page, name in zip(pages, names):
         if page.get("matchId", match_id) != match_id:
-            raise RecordError("%s: matchId %s is not the archive's %s"
+            raise Unreadable("%s: matchId %s is not the archive's %s"
                               % (name, shown(page["matchId"]), match_id))
     archive.update(id=match_id, errata=read_errata(pages[0]["errata"], names[0] + ": errata"))
     archive["events"], archive["byType"] = read_events(pages, names, archive)
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] not in (None, match_id):
-        raise RecordError("%s.matchId: %s is not the archive's %s"
+        raise Unreadable("%s.matchId: %s is not the archive's %s"
                           % (name, shown(report["matchId"]), match_id))
     return archive, report
 
@@ -884,9 +884,9 @@ def read_file(path):
         with open(path, "rb") as f:
             raw = f.read(MAX_RESPONSE_BYTES + 1)
     except OSError as err:
-        raise RecordError("%s: cannot read (%s)" % (path, err.strerror or err))
+        raise Unreadable("%s: cannot read (%s)" % (path, err.strerror or err))
     if len(raw) > MAX_RESPONSE_BYTES:
-        raise RecordError("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
+        raise Unreadable("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
     return raw
 
 class SavedCopies:
@@ -900,14 +900,14 @@ class SavedCopies:
         self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
         self.rubric = field(about, "rubric", name)
         if self.rubric is not None and self.rubric not in RUBRICS:
-            raise RecordError("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
+            raise Unreadable("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
         self.match_id = field(about, "matchId", name)
         if not isinstance(self.match_id, str) or not MATCH_ID.match(self.match_id):
-            raise RecordError("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
+            raise Unreadable("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
     def page(self, number):
         if number == 1 and os.path.isfile(os.path.join(self.folder, "playing.json")):
             raw, name = self.read(("playing.json",))
-            raise RecordError("%s: %s" % (name, failure_text(409, raw, "")))
+            raise Unreadable("%s: %s" % (name, failure_text(409, raw, "")))
         return self.read(("export", "%d.json" % number))
     def report(self, version):
         return self.read(("report.json",) if version is None else ("report", version + ".json"))
@@ -921,7 +921,7 @@ def folder_holds(path):
     try:
         names = set(os.listdir(path))
     except OSError as err:
-        raise RecordError("%s: cannot read the folder (%s)" % (path, err.strerror or err))
+        raise Unreadable("%s: cannot read the folder (%s)" % (path, err.strerror or err))
     if names & {"export", "report.json", "report", "playing.json"}: return "match"
     if names & {"trials.csv", "seats.csv"}: return "study"
     subs = [p for p in (os.path.join(path, n) for n in sorted(names)) if os.path.isdir(p)]
@@ -954,12 +954,12 @@ def against(source, old):
     for rel in sorted(set(source.files) | pages):
         try:
             before = read_file(os.path.join(old, *rel.split("/")))
-        except RecordError:
+        except Unreadable:
             before = ABSENT
         now = source.files.get(rel, ABSENT)
         try:
             found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])
-        except RecordError:
+        except Unreadable:
             found = [] if before == now else [("(not JSON)", "(bytes)", "(other bytes)")]
         changes += [change(rel, p, a, b) for p, a, b in found]
     return changes
@@ -1029,19 +1029,19 @@ def read_study_csv(raw, name, columns):
         reader = csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline=""), strict=True)
         header, rows = next(reader, []), []
         for column in (c for c, _, _, _ in columns if c not in header):
-            raise RecordError("%s line 1: no column %s" % (name, column))
+            raise Unreadable("%s line 1: no column %s" % (name, column))
         for fields in reader:
             at = "%s line %d" % (name, reader.line_num)
             if len(fields) != len(header) or len(rows) == MAX_STUDY_ROWS:
-                raise RecordError("%s: %d fields, the header has %d (or past %d rows)"
+                raise Unreadable("%s: %d fields, the header has %d (or past %d rows)"
                                   % (at, len(fields), len(header), MAX_STUDY_ROWS))
             row = {c: fields[header.index(c)] for c, _, _, _ in columns}
             for c, f, _, _ in columns:
                 if (row[c] or c in ("trial", "arm", "seat")) and not re.fullmatch(f, row[c]):
-                    raise RecordError("%s, column %s: %s is not of the form %s" % (at, c, shown(row[c]), f))
+                    raise Unreadable("%s, column %s: %s is not of the form %s" % (at, c, shown(row[c]), f))
             rows.append(dict(row, line=reader.line_num))
     except (UnicodeDecodeError, csv.Error) as err:
-        raise RecordError("%s: not UTF-8 text" % name if isinstance(err, UnicodeDecodeError) else
+        raise Unreadable("%s: not UTF-8 text" % name if isinstance(err, UnicodeDecodeError) else
                           "%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
     return rows
 
@@ -1123,8 +1123,8 @@ def study_match(mid, trials, seats, args, folder):
             prior = os.path.join(args.against, mid)
             result["changes"] = [dict(c, file=mid + "/" + c["file"]) for c in against(source, prior)] \
                 if os.path.isdir(prior) else [change(mid, "(the match)", ABSENT, "read now")]
-    except Exception as err:  # RecordError, or a record this script failed to foresee: unreadable
-        return dict(result, exit=2, error=str(err) if isinstance(err, RecordError) else
+    except Exception as err:  # Unreadable, or a record this script failed to foresee: unreadable
+        return dict(result, exit=2, error=str(err) if isinstance(err, Unreadable) else
                     "cannot read the record (%s: %s)" % (type(err).__name__, err))
     return dict(result, exit=max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0]))
 
@@ -1139,7 +1139,7 @@ def read_study(target, args):
     """The study's matches, folder, files, address and time saved: from a saved folder or the server."""
     folder, rows, raws = target if os.path.isdir(target) else None, [], {}
     if args.save and not folder and os.path.lexists(os.path.join(args.save, "saved.json")):
-        raise RecordError("--save %s: that folder already holds a saved study (saved.json): save into "
+        raise Unreadable("--save %s: that folder already holds a saved study (saved.json): save into "
                           "another folder, or compare with --against" % args.save)
     if not folder:
         url, path = STUDY_TARGET.match(target).groups()
@@ -1164,7 +1164,7 @@ def study_groups(trials, seats):
         for row in rows:
             key = tuple(int(row[c]) for c in columns)
             if key in keys or len(key) == 3 and key[:2] not in keys:
-                raise RecordError("%s line %d: %s appears twice, or has no trials.csv row" % (
+                raise Unreadable("%s line %d: %s appears twice, or has no trials.csv row" % (
                     name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
             keys[key] = []
             keys[key[:2]].append(row)
@@ -1178,12 +1178,12 @@ def audit_study(target, args):
     """A study end to end: every match audited, every row tied to its record; --against, changes."""
     old, changes, then = args.against, [], (None, None)
     if old is not None and not os.path.isfile(os.path.join(old, "trials.csv")):
-        raise RecordError("--against compares a study with a study folder --save wrote: %s" % text(old))
+        raise Unreadable("--against compares a study with a study folder --save wrote: %s" % text(old))
     groups, folder, raws, address, saved_at = read_study(target, args)
     if old is not None:
         then = study_saved(old) or ("", None)
         if address and then[0] and then[0].rpartition("/")[2] != address.rpartition("/")[2]:
-            raise RecordError("--against: %s is a copy of %s, not of %s" % (old, then[0], address))
+            raise Unreadable("--against: %s is a copy of %s, not of %s" % (old, then[0], address))
         changes = [c for n, raw in raws.items() for c in csv_changes(n, read_file(os.path.join(old, n)), raw)]
         changes += [change(n, "(the match)", "saved", ABSENT) for n in sorted(os.listdir(old))
                     if MATCH_ID.match(n) and n not in groups]
@@ -1289,7 +1289,7 @@ class Downloads:
         self.end = time.monotonic() + DOWNLOAD_SECONDS
         copy = os.path.join(save_dir or "", match_id)
         if save_dir is not None and match_id and os.path.lexists(copy):
-            raise RecordError("--save: %s already holds a copy of %s; name another DIR or move it aside"
+            raise Unreadable("--save: %s already holds a copy of %s; name another DIR or move it aside"
                               % (copy, match_id))
     def page(self, number):
         return self.get(self.api + "/export?page=%d" % number, "export page %d" % number,
@@ -1301,7 +1301,7 @@ class Downloads:
     def get(self, url, what, save_as):
         try:
             raw = self.files["/".join(save_as)] = http_get(self.opener, url, what, self.end)
-        except RecordError as err:
+        except Unreadable as err:
             if getattr(err, "status", None) == 409: self.keep(("playing.json",), err.body)  # still playing
             raise
         self.keep(save_as, raw)
@@ -1311,7 +1311,7 @@ class Downloads:
         try:  # every name here is the script's own: the match id was checked, save_as is fixed
             save_copy(self.save_dir, (self.match_id,) + save_as if self.match_id else save_as, raw)
         except OSError as err:
-            raise RecordError("--save: cannot write %s under %s (%s)"
+            raise Unreadable("--save: cannot write %s under %s (%s)"
                               % ("/".join(save_as), self.save_dir, err.strerror or err))
         self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
     def write_saved(self, rubric):
@@ -1326,7 +1326,7 @@ class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, ur
         self.origin, self.named = origin, named
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if urllib.parse.urlsplit(newurl)[:2] != self.origin:
-            raise RecordError("%s redirects to %s, another server than %s names"
+            raise Unreadable("%s redirects to %s, another server than %s names"
                               % (req.full_url, newurl, self.named))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
     def http_open(self, req):
@@ -1395,11 +1395,11 @@ def http_get(opener, url, what, end=math.inf):
                     continue
                 server, reason = urllib.parse.urlsplit(url).netloc, getattr(err, "reason", err)
                 if time.monotonic() >= deadline:
-                    raise RecordError("%s: %s sent no whole answer within %g s"
+                    raise Unreadable("%s: %s sent no whole answer within %g s"
                                       % (what, server, TIMEOUT_SECONDS))
                 cause = failure_text(code, body, reason) if code else "cannot reach %s (%s)" % (
                     server, getattr(reason, "strerror", None) or reason)
-                error = RecordError("%s: %s" % (what, cause))
+                error = Unreadable("%s: %s" % (what, cause))
                 error.status, error.body = code, body
                 raise error
     finally:
@@ -1413,12 +1413,12 @@ def read_capped(response, url, deadline):
     while chunk:
         chunk = response.read1(1 << 16)
         if time.monotonic() >= deadline:
-            raise RecordError("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+            raise Unreadable("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
         body += chunk
         if len(body) > MAX_RESPONSE_BYTES:
-            raise RecordError("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
+            raise Unreadable("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
     if getattr(response, "length", None):
-        raise RecordError("%s: the connection closed %d bytes before the end of the answer"
+        raise Unreadable("%s: the connection closed %d bytes before the end of the answer"
                           % (url, response.length))
     return body
 
@@ -1446,15 +1446,15 @@ def sources_for(target, args):
     if os.path.isdir(target):
         kind = folder_holds(target)
         if kind == "study":
-            raise RecordError("%s holds a saved study: audit it with recompute_study.py" % target)
+            raise Unreadable("%s holds a saved study: audit it with recompute_study.py" % target)
         if kind is None:
-            raise RecordError("%s: no saved match here (expected export/1.json and report.json, "
+            raise Unreadable("%s: no saved match here (expected export/1.json and report.json, "
                               "or folders of them, as --save writes)" % target)
         if kind == "match": return [(target, SavedCopies(target))]
         paths = (os.path.join(target, name) for name in sorted(os.listdir(target)))
         return [(p, SavedCopies(p)) for p in paths if os.path.isdir(p) and folder_holds(p) == "match"]
     if not address and not MATCH_ID.match(target):
-        raise RecordError("%s is neither a match id (m_ and 12 hex digits), nor a match address "
+        raise Unreadable("%s is neither a match id (m_ and 12 hex digits), nor a match address "
                           "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % shown(target))
     base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
     return [(mid, Downloads(base, mid, args.save, named))]
@@ -1470,7 +1470,7 @@ def audit_one(label, source, args):
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):
-        raise RecordError(message)
+        raise Unreadable(message)
 
 def parse_args(argv):
     parser = Parser("recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1514,12 +1514,12 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = parse_args(argv)
-    except RecordError as err:
+    except Unreadable as err:
         return fail("--json" in argv, "%s (see recompute.py --help)" % err)
     gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans it
     try:
         return audit_study(args.matches[0], args) if args.study else audit_matches(args)
-    except RecordError as err:
+    except Unreadable as err:
         if not args.study: raise
         return fail(args.json, "%s: %s" % (args.matches[0], err))
     finally:
@@ -1531,7 +1531,7 @@ def audit_matches(args):
     for target in args.matches:
         try:
             sources += sources_for(target, args)
-        except RecordError as err:
+        except Unreadable as err:
             failures.append(failure(target, err))
     blocks = len(sources) + len(failures)
     if args.against is not None:
@@ -1540,13 +1540,13 @@ def audit_matches(args):
                         "export/ and report.json): %s" % shown(args.against))
         try:
             old = SavedCopies(args.against)
-        except RecordError as err:
+        except Unreadable as err:
             return fail(args.json, "--against: %s" % err)
         args.rubric = args.rubric or old.rubric
     for label, source in sources:
         try:
             result = audit_one(label, source, args)
-        except RecordError as err:
+        except Unreadable as err:
             failures.append(failure(label, err))
             continue
         if old is not None and old.match_id not in (None, result["matchId"]):
