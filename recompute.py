@@ -20,10 +20,10 @@ Python 3.9 or later, standard library only.
 import argparse, csv, gc, hashlib, io, http.client, json, math, os, re, socket, sys, tempfile, threading
 import time, urllib.error, urllib.parse, urllib.request
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor, wait
 from heapq import merge
-from itertools import chain, zip_longest
+from itertools import accumulate, chain, zip_longest
 from operator import eq, itemgetter, le
 
 # --- constants
@@ -117,7 +117,7 @@ def wealth_replays(archive, notes):
     notes.update("%s holds %r, an item the rubric values at 0" % (seat["id"], item)
                  for seat in seats for item in seat["inventory"] if item not in known)
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
-    events = events_of(archive, *STRUCTURE_EVENTS)
+    events = archive["log"]["structures"]
     wealths = [[replay_wealth(seat, standing, values) for seat in seats]
                for standing in (replay_structures(events, archive["end"], skip, notes)
                                 for skip in ([set(), skipped] if skipped else [set()]))]
@@ -126,16 +126,14 @@ def wealth_replays(archive, notes):
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
     """§3.1: each seat's counters and messages, or None where not recorded."""
-    metrics, events = archive["metrics"] or {}, archive["events"]
+    metrics, events, by_kind = archive["metrics"] or {}, archive["events"], archive["log"]["counts"]
     out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
-    by_kind = {kind: Counter(map(itemgetter("agentId"), archive["byType"].get(kind, ())))
-               for kind, fields in EVENT_FIELDS.items() if events and fields[0][0] == "agentId"}
     for seat, card in zip(archive["seats"], report["cards"]):
         sid, entry = seat["id"], metrics.get(seat["id"])
         if entry is None and not any(sid in agents for agents in by_kind.values()): continue
         out[sid] = c = dict.fromkeys(COUNTERS, 0) if events else {key: entry[key] for key in COUNTERS}
         for kind, key in COUNTED_EVENTS.items() if events else ():
-            c[key] += by_kind[kind][sid]
+            c[key] += by_kind.get(kind, {}).get(sid, 0)
         own = 0 if entry is None else entry["message"] + entry["message_private"]
         c["messages"] = own if card["messagesSent"] is None else card["messagesSent"]
     return out
@@ -151,15 +149,14 @@ def coverage_of(regions, map_regions):
 
 def map_coverage(archive):
     """§3.3: each seat's coverage, the regions it visited, whether the archive has a map record."""
-    exploration, by_type, seats = archive["exploration"], archive["byType"], archive["seats"]
-    has_map = exploration is not None or "agent_spawned" in by_type or "agent_registered" in by_type
+    exploration, log, seats = archive["exploration"], archive["log"], archive["seats"]
+    has_map = exploration is not None or "agent_spawned" in log["kinds"] or "agent_registered" in log["kinds"]
     if not archive["events"]:
         block = exploration or {}
         return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, None, has_map
     visited = {seat["id"]: set() for seat in seats}
-    for kind, key in (("agent_spawned", "region"), ("agent_registered", "region"), ("move", "to")):
-        for agent, region in set(map(itemgetter("agentId", key), by_type.get(kind, ()))):
-            visited[agent].add(region)
+    for agent, region in log["visited"]:
+        visited[agent].add(region)
     return {sid: coverage_of(len(r), archive["regions"]) for sid, r in visited.items()}, visited, has_map
 
 # --- §4 the trade ledger
@@ -168,51 +165,54 @@ def net_share(received, given, values):
     d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values)
     return 0 if d == 0 else hu(n / d, 3)
 
-def ledger_from_events(events, values):
-    """§4 and §7 from trade_completed: per pair its trades, net share and the points it paid."""
-    flows, points, paid_in_all = {}, Counter(), Counter()
-    for event in events:
-        giver, taker = event["from"], event["to"]
-        a, b = min(giver, taker), max(giver, taker)
-        pair = flows.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
-        pair["trades"] += 1
-        # A (the lower id) receives `receive` when it is `from`, `give` when it is `to`.
-        got, gave = (event["receive"], event["give"]) if giver == a else (event["give"], event["receive"])
-        for side, items in (("received", got), ("given", gave)):
-            for item, qty in items.items():
-                pair[side][item] = pair[side].get(item, 0) + qty
-        if event["give"] and event["receive"]:  # paid: 5 trades per partner, 20 in all
+def ledger_from_events(trades, values):
+    """§4 and §7 from trade_completed (from, to, give, receive): per pair its trades, net share and the
+    points it paid."""
+    flows, pairs, points, paid_in_all = defaultdict(list), {}, Counter(), Counter()
+    for giver, taker, give, receive in trades:
+        flows[giver, taker].append((give, receive))
+        if give and receive:  # paid: 5 trades per partner, 20 in all
             for key in ((giver, taker), (taker, giver)):
                 if points[key] < 5 and paid_in_all[key[0]] < 20:
                     points[key] += 1
                     paid_in_all[key[0]] += 1
+    for (giver, taker), flow in flows.items():
+        a, b = min(giver, taker), max(giver, taker)
+        pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
+        pair["trades"] += len(flow)
+        # A (the lower id) receives `receive` when it is `from`, `give` when it is `to`.
+        for side, items in zip(("given", "received") if giver == a else ("received", "given"), zip(*flow)):
+            for item, qty in chain.from_iterable(map(dict.items, items)):  # integers: any order
+                pair[side][item] = pair[side].get(item, 0) + qty
     return [{"a": a, "b": b, "trades": f["trades"], "netShare": net_share(f["received"], f["given"], values),
-             "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(flows.items())]
+             "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(pairs.items())]
 
-def commons_shares(gathers, collapses, seats):
-    """§4: each seat's share of the pools that collapsed while several drew (events in log order)."""
-    draws, sums = {}, {seat["id"]: 0.0 for seat in seats}
-    for event in gathers:
-        ticks, events = draws.setdefault((event["region"], event["resource"]), ([], []))
-        ticks.append(event["tick"])
-        events.append(event)
-    for event in collapses:
-        ticks, events = draws.get((event["region"], event["resource"]), ([], []))
-        c, units = event["tick"], {}
-        for gather in events[bisect_right(ticks, c - 50):bisect_right(ticks, c)]:  # g <= c, c - g < 50
-            units[gather["agentId"]] = units.get(gather["agentId"], 0) + gather["gathered"]
-        if len(units) < 2: continue
-        total = sum(units.values())  # integers
-        for agent, drawn in units.items():
+def commons_shares(draws, collapses, seats):
+    """§4: each seat's share of the pools that collapsed while several drew, from draws[region, resource,
+    agent] (each gather's (tick, units) in log order) and collapses as (region, resource, tick)."""
+    sums, pools = {seat["id"]: 0.0 for seat in seats}, {}
+    for region, resource, c in collapses:
+        drew = {}
+        for agent in sums:
+            key = region, resource, agent
+            if key in draws and key not in pools:  # its ticks and running totals of units (integers)
+                ticks, units = zip(*draws[key])
+                pools[key] = ticks, [0, *accumulate(units)]
+            ticks, totals = pools.get(key, ((), (0,)))
+            drew[agent] = totals[bisect_right(ticks, c)] - totals[bisect_right(ticks, c - 50)]  # g <= c < g + 50
+        drew = {agent: n for agent, n in drew.items() if n}
+        if len(drew) < 2: continue
+        total = sum(drew.values())  # integers
+        for agent, drawn in drew.items():
             sums[agent] += drawn / total
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
 def trade_ledger(archive, values):
     if not archive["events"]:
         return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
-    gathers, collapses = events_of(archive, "gather"), events_of(archive, "region_collapsed")
-    commons = commons_shares(gathers, collapses, archive["seats"])
-    return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values),
+    log = archive["log"]
+    commons = commons_shares(log["gather"], log["region_collapsed"], archive["seats"])
+    return {"pairs": ledger_from_events(log["trade_completed"], values),
             "commons": commons, "hasRep": True, "source": "events"}
 
 def partners(ledger, sid):
@@ -368,7 +368,7 @@ def ledger_checks(block, ledger, seats):
 # --- reading records
 def parse_json(raw, name):
     """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field."""
-    if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
+    if len(raw) > MAX_JSON_VALUES and raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
         raise Unreadable("%s: more than %d JSON values: not a record this script reads"
                           % (name, MAX_JSON_VALUES))
     try:
@@ -468,10 +468,12 @@ def by_seat(block, roster, at):
         yield roster_seat(agent, roster, "%s.%s" % (at, agent)), value, "%s.%s" % (at, agent)
 
 def read_pages(source):
-    """Page 1, then every page it announces: (pages, names)."""
+    """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
     raw, name = source.page(1)
-    pages, names = [check_page(parse_json(raw, name), 1, None, name)], [name]
-    count = pages[0]["pageCount"]
+    page = check_page(parse_json(raw, name), 1, None, name)
+    first = {key: page[key] for key in ("pageCount", "errata")}
+    yield 1, page, name
+    count = first["pageCount"]
     tell = isinstance(source, Downloads) and count > 1 and sys.stderr.isatty()
     try:
         for number in range(2, count + 1):
@@ -479,11 +481,9 @@ def read_pages(source):
                 sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, count))
                 sys.stderr.flush()
             raw, name = source.page(number)
-            pages.append(check_page(parse_json(raw, name), number, pages[0], name))
-            names.append(name)
+            yield number, check_page(parse_json(raw, name), number, first, name), name
     finally:
         if tell: sys.stderr.write("\r\x1b[K")
-    return pages, names
 
 def check_page(page, number, first, name):
     if field(as_object(page, name), "page", name) != number:
@@ -570,26 +570,37 @@ EVENT_FIELDS = {kind: tuple(tuple(f.split(":")) for f in spec.split()) for kind,
     "agent_awake": "agentId:seat", "agent_died": "agentId:seat", "message": "agentId:seat",
     "rest": "agentId:seat", "region_collapsed": "region:text resource:text"}.items()}
 
-def read_events(pages, names, archive):
-    """The whole log, checked (§11), and its events grouped by type in log order. Each page is checked
-    a column at a time; only a page that fails is walked event by event to name the event and field."""
-    roster, end = {seat["id"] for seat in archive["seats"]}, archive["end"]
-    seq, tick, by_type = 1, archive["start"], {}
-    for page, name in zip(pages, names):
-        events = page["events"]
-        if event_fault(events, seq, tick, end, roster, by_type) is not None:
-            for i, event in enumerate(events):
-                key, what = event_fault([event], seq, tick, end, roster, {}) or (0, 0)
-                at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
-                if what: raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
-                seq, tick = seq + 1, event["tick"]
-            raise Unreadable("%s: the event log is not well formed" % name)
-        seq, tick = seq + len(events), events[-1]["tick"] if events else tick
-    return [event for page in pages for event in page["events"]], by_type
+def read_events(page, name, log):
+    """Check a page's events (§11) and keep what the rules read. The page is checked a column at a time;
+    only a page that fails is walked event by event to name the event and field."""
+    events, seq, tick, roster, groups = page["events"], log["seq"], log["tick"], log["roster"], {}
+    if event_fault(events, seq, tick, log["end"], roster, groups) is not None:
+        for i, event in enumerate(events):
+            key, what = event_fault([event], seq, tick, log["end"], roster, {}) or (0, 0)
+            at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
+            if what: raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
+            seq, tick = seq + 1, event["tick"]
+        raise Unreadable("%s: the event log is not well formed" % name)
+    log["seq"], log["tick"] = seq + len(events), events[-1]["tick"] if events else tick
+    for kind, (group, cols) in groups.items():
+        log["kinds"].add(kind)
+        if "agentId" in cols: log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
+        if kind in ("agent_spawned", "agent_registered", "move"):
+            log["visited"].update(zip(cols["agentId"], cols["to" if kind == "move" else "region"]))
+        if kind == "region_collapsed":
+            log[kind].extend(zip(cols["region"], cols["resource"], map(itemgetter("tick"), group)))
+        if kind == "gather":
+            for key, draw in zip(zip(cols["region"], cols["resource"], cols["agentId"]),
+                                 zip(map(itemgetter("tick"), group), cols["gathered"])):
+                log[kind][key].append(draw)
+        if kind == "trade_completed":
+            log[kind].extend(zip(*(cols[key] for key in ("from", "to", "give", "receive"))))
+    built = [e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]]
+    log["structures"] += sorted(built, key=itemgetter("seq")) if len(built) > 1 else built
 
-def event_fault(events, seq, tick, end, roster, by_type):
-    """The first rule of §11 these events break, as (field, what was expected), `seq` being the
-    first one's and `tick` the last tick before; else None, with the events added to by_type."""
+def event_fault(events, seq, tick, end, roster, groups):
+    """The first rule of §11 these events break, as (field, what was expected), `seq` being the first
+    one's and `tick` the last tick before; else None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
     if not fits(events, "object"): return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
@@ -600,22 +611,21 @@ def event_fault(events, seq, tick, end, roster, by_type):
         return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
                         % (tick, end, shown(first.get("tick"))))
     if not fits(kinds, "text"): return "type", "expected a string, got %s" % shown(first.get("type"))
-    groups = {kind: [] for kind in dict.fromkeys(kinds)}
+    lists = {kind: [] for kind in dict.fromkeys(kinds)}
     for event, kind in zip(events, kinds):
-        groups[kind].append(event)
-    for kind, group in groups.items():
-        for key, form in EVENT_FIELDS.get(kind, ()):
-            if not fits(column(group, key), form, roster):
+        lists[kind].append(event)
+    for kind, group in lists.items():
+        spec = EVENT_FIELDS.get(kind, ())
+        cols = {key: column(group, key) for key, _ in spec}
+        for key, form in spec:
+            if not fits(cols[key], form, roster):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
+        groups[kind] = group, cols
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        group = groups.get(kind, [])
-        if any(map(eq, column(group, "from"), column(group, "to"))):
-            return "", "a trade's from and to are the same seat"
-        if column(group, "agentId") != column(group, side):
-            return "agentId", "expected the trade's %s on %s" % (side, kind)
-    for kind, group in groups.items():
-        by_type.setdefault(kind, []).extend(group)
+        cols = groups.get(kind, (0, dict.fromkeys(("from", "to", "agentId"), [])))[1]
+        if any(map(eq, cols["from"], cols["to"])): return "", "a trade's from and to are the same seat"
+        if cols["agentId"] != cols[side]: return "agentId", "expected the trade's %s on %s" % (side, kind)
     return None
 
 def column(events, key):
@@ -652,32 +662,47 @@ def read_card(card, at):
             "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
 
 def read_match(source, version):
-    """Every page and the report, checked as rubric.md §11 asks."""
-    pages, names = read_pages(source)
-    archive = read_archive(pages[0]["archive"], names[0] + ": archive")
-    match_id = pages[0]["archive"].get("matchId", pages[0].get("matchId"))
-    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
-        raise Unreadable("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
-    if source.match_id not in (None, match_id):
-        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
-                          % (names[0], match_id, source.match_id))
-    for page, name in zip(pages, names):
-        if page.get("matchId", match_id) != match_id:
-            raise Unreadable("%s: matchId %s is not the archive's %s"
-                              % (name, shown(page["matchId"]), match_id))
-    archive.update(id=match_id, errata=read_errata(pages[0]["errata"], names[0] + ": errata"))
-    archive["events"], archive["byType"] = read_events(pages, names, archive)
+    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page
+    is read before any error past a page's own is raised: the first of the earliest kind."""
+    faults, archive, kept = [], None, []
+    for number, page, name in read_pages(source):
+        kept.append(page)
+        try:
+            if number == 1: archive = read_first(page, name, source)
+        except Unreadable as err:
+            faults.append((1, number, err))
+        if archive is None: continue
+        if page.get("matchId", archive["id"]) != archive["id"]:
+            faults.append((2, number, Unreadable("%s: matchId %s is not the archive's %s"
+                                                 % (name, shown(page["matchId"]), archive["id"]))))
+        for kind, read in ((3, lambda: archive.update(errata=read_errata(page["errata"], name + ": errata"))),
+                           (4, lambda: read_events(page, name, archive["log"]))):
+            try:
+                if not faults and (kind == 4 or number == 1): read()
+            except Unreadable as err:
+                faults.append((kind, number, err))
+    if faults: raise min(faults, key=itemgetter(0, 1))[2]
+    archive["events"] = archive["log"]["seq"] - 1
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
-    if report["matchId"] not in (None, match_id):
+    if report["matchId"] not in (None, archive["id"]):
         raise Unreadable("%s.matchId: %s is not the archive's %s"
-                          % (name, shown(report["matchId"]), match_id))
+                          % (name, shown(report["matchId"]), archive["id"]))
     return archive, report
 
-def events_of(archive, *kinds):
-    """The events of these types, in log order."""
-    groups = [archive["byType"].get(kind, []) for kind in kinds]
-    return groups[0] if len(groups) == 1 else list(merge(*groups, key=itemgetter("seq")))
+def read_first(page, name, source):
+    """The archive on page 1, its match id that of the match asked for, and an empty log."""
+    archive = read_archive(page["archive"], name + ": archive")
+    match_id = page["archive"].get("matchId", page.get("matchId"))
+    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
+        raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
+    if source.match_id not in (None, match_id):
+        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
+                          % (name, match_id, source.match_id))
+    log = dict(seq=1, tick=archive["start"], end=archive["end"], roster={seat["id"] for seat in archive["seats"]},
+               kinds=set(), counts={}, visited=set(), gather=defaultdict(list), region_collapsed=[], trade_completed=[],
+               structures=[])
+    return dict(archive, id=match_id, log=log)
 
 # ------------------------------------------------------------- reporting
 FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation", "competitiveness",
@@ -738,7 +763,7 @@ def audit(archive, report):
               else "the archive's ledger block, circular reputation "
               + ("from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"))
     return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
-                engine=archive["engine"], rounds=archive["rounds"], events=len(archive["events"]),
+                engine=archive["engine"], rounds=archive["rounds"], events=archive["events"],
                 errata=archive["errata"], seats=seats, checks=checks, notes=notes, figuresSame=same,
                 figuresCompared=len(figures), checksAgree=agree, checksMade=len(checks), trusted=trusted,
                 exit=0 if same == len(figures) and agree == len(checks) else 1)
