@@ -22,7 +22,6 @@ import time, urllib.error, urllib.parse, urllib.request
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor, wait
-from heapq import merge
 from itertools import accumulate, chain, zip_longest
 from operator import eq, itemgetter, le
 
@@ -150,7 +149,7 @@ def coverage_of(regions, map_regions):
 def map_coverage(archive):
     """§3.3: each seat's coverage, the regions it visited, whether the archive has a map record."""
     exploration, log, seats = archive["exploration"], archive["log"], archive["seats"]
-    has_map = exploration is not None or "agent_spawned" in log["kinds"] or "agent_registered" in log["kinds"]
+    has_map = exploration is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
     if not archive["events"]:
         block = exploration or {}
         return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, None, has_map
@@ -166,16 +165,14 @@ def net_share(received, given, values):
     return 0 if d == 0 else hu(n / d, 3)
 
 def ledger_from_events(trades, values):
-    """§4 and §7 from trade_completed (from, to, give, receive): per pair its trades, net share and the
-    points it paid."""
+    """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid points."""
     flows, pairs, points, paid_in_all = defaultdict(list), {}, Counter(), Counter()
     for giver, taker, give, receive in trades:
         flows[giver, taker].append((give, receive))
-        if give and receive:  # paid: 5 trades per partner, 20 in all
-            for key in ((giver, taker), (taker, giver)):
-                if points[key] < 5 and paid_in_all[key[0]] < 20:
-                    points[key] += 1
-                    paid_in_all[key[0]] += 1
+        for key in ((giver, taker), (taker, giver)) if give and receive else ():  # paid: 5 each, 20 in all
+            if points[key] < 5 and paid_in_all[key[0]] < 20:
+                points[key] += 1
+                paid_in_all[key[0]] += 1
     for (giver, taker), flow in flows.items():
         a, b = min(giver, taker), max(giver, taker)
         pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
@@ -188,18 +185,12 @@ def ledger_from_events(trades, values):
              "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(pairs.items())]
 
 def commons_shares(draws, collapses, seats):
-    """§4: each seat's share of the pools that collapsed while several drew, from draws[region, resource,
-    agent] (each gather's (tick, units) in log order) and collapses as (region, resource, tick)."""
-    sums, pools = {seat["id"]: 0.0 for seat in seats}, {}
-    for region, resource, c in collapses:
-        drew = {}
-        for agent in sums:
-            key = region, resource, agent
-            if key in draws and key not in pools:  # its ticks and running totals of units (integers)
-                ticks, units = zip(*draws[key])
-                pools[key] = ticks, [0, *accumulate(units)]
-            ticks, totals = pools.get(key, ((), (0,)))
-            drew[agent] = totals[bisect_right(ticks, c)] - totals[bisect_right(ticks, c - 50)]  # g <= c < g + 50
+    """§4: each seat's share of the pools that collapsed while several drew; draws[region, resource, agent]:
+    the ticks and units of its gathers, collapses (region, resource, tick), in log order."""
+    sums = {seat["id"]: 0.0 for seat in seats}
+    for region, resource, c in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
+        spans = ((agent, *draws.get((region, resource, agent), ((), ()))) for agent in sums)
+        drew = {a: sum(u[bisect_right(t, c - 50):bisect_right(t, c)]) for a, t, u in spans}
         drew = {agent: n for agent, n in drew.items() if n}
         if len(drew) < 2: continue
         total = sum(drew.values())  # integers
@@ -211,9 +202,8 @@ def trade_ledger(archive, values):
     if not archive["events"]:
         return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
     log = archive["log"]
-    commons = commons_shares(log["gather"], log["region_collapsed"], archive["seats"])
-    return {"pairs": ledger_from_events(log["trade_completed"], values),
-            "commons": commons, "hasRep": True, "source": "events"}
+    return {"pairs": ledger_from_events(log["trade_completed"], values), "hasRep": True, "source": "events",
+            "commons": commons_shares(log["gather"], log["region_collapsed"], archive["seats"])}
 
 def partners(ledger, sid):
     out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
@@ -396,7 +386,7 @@ REQUIRED = object()
 def fits(values, form, roster=None):
     """Whether every one of the values (None: one is missing) has the form, a column at a time."""
     if values is None or not set(map(type, values)) <= FORMS[form][1]: return False
-    if form == "seat": return set(values) <= roster
+    if form == "seat": return roster.issuperset(values)
     if form == "status": return set(values) <= {"active", "dormant", "dead"}
     if form == "number":
         return all(abs(v) <= EXACT_INTEGERS if type(v) is int else math.isfinite(v) for v in values)
@@ -422,12 +412,6 @@ def get(obj, key, form, at, default=REQUIRED):
         obj, at = get(obj, outer, "object", at), "%s.%s" % (at, outer)
     if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default: return default
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
-
-def as_object(value, at):
-    return checked(value, "object", at)
-
-def as_text(value, at):
-    return checked(value, "text", at)
 
 # records.md §1.1: the fields read of each part of a record, in the order checked, as key:form, then
 # *form: each element's form; ?: may be absent or null (None); =JSON: the default where absent.
@@ -464,15 +448,14 @@ def roster_seat(agent, roster, at):
 
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
-    for agent, value in as_object(block, at).items():
+    for agent, value in checked(block, "object", at).items():
         yield roster_seat(agent, roster, "%s.%s" % (at, agent)), value, "%s.%s" % (at, agent)
 
 def read_pages(source):
     """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
     raw, name = source.page(1)
-    page = check_page(parse_json(raw, name), 1, None, name)
-    first = {key: page[key] for key in ("pageCount", "errata")}
-    yield 1, page, name
+    first = check_page(parse_json(raw, name), 1, None, name)
+    yield 1, first, name
     count = first["pageCount"]
     tell = isinstance(source, Downloads) and count > 1 and sys.stderr.isatty()
     try:
@@ -486,7 +469,7 @@ def read_pages(source):
         if tell: sys.stderr.write("\r\x1b[K")
 
 def check_page(page, number, first, name):
-    if field(as_object(page, name), "page", name) != number:
+    if field(checked(page, "object", name), "page", name) != number:
         raise Unreadable("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
     if type(count) is not int or not 1 <= count <= MAX_PAGES:
@@ -501,8 +484,10 @@ def check_page(page, number, first, name):
     if page["errata"] != first["errata"]: raise Unreadable("%s: errata differ from page 1's" % name)
     return page
 
-def read_archive(archive, at):
-    """The archive's fields the rules read, checked (records.md §1.1)."""
+def read_archive(page, name, source):
+    """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of the match
+    asked for, and an empty log of its events."""
+    archive, at = page["archive"], name + ": archive"
     got = fields(archive, "archive", at)
     start, end = got["startedAtTick"], got["endedAtTick"]
     regions = got["config.map.width"] * got["config.map.height"]
@@ -513,9 +498,18 @@ def read_archive(archive, at):
     roster = {seat["id"] for seat in seats}
     if len(roster) != len(seats): raise Unreadable("%s.agents: an agentId appears twice" % at)
     blocks = {"metrics": read_metrics, "ledger": read_ledger_block, "exploration": read_exploration}
-    return dict({key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
-                 for key, read in blocks.items()}, engine=got["config.engine_version"], regions=regions,
-                start=start, end=end, rounds=end - start, planned=got["config.rounds"], seats=seats)
+    blocks = {key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
+              for key, read in blocks.items()}
+    match_id = archive.get("matchId", page.get("matchId"))
+    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
+        raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
+    if source.match_id not in (None, match_id):
+        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
+                          % (name, match_id, source.match_id))
+    return dict(blocks, id=match_id, engine=got["config.engine_version"], regions=regions, start=start,
+                end=end, rounds=end - start, planned=got["config.rounds"], seats=seats, log=dict(
+        seq=1, tick=start, end=end, roster=roster, counts={}, visited=set(), region_collapsed=[],
+        gather=defaultdict(lambda: ([], [])), trade_completed=[], structures=[]))
 
 def read_agent(agent, at):
     seat, meter = fields(agent, "agent", at), agent.get("meter")
@@ -524,7 +518,7 @@ def read_agent(agent, at):
                 meter=None if meter is None else fields(meter, "meter", at + ".meter"))
 
 def read_metrics(block, roster, at):
-    return {agent: dict(fields(as_object(entry, where), "metrics", where),
+    return {agent: dict(fields(checked(entry, "object", where), "metrics", where),
                         seen=frozenset(spec[0] for spec in FIELDS["metrics"] if spec[0] in entry))
             for agent, entry, where in by_seat(block, roster, at)}
 
@@ -571,8 +565,7 @@ EVENT_FIELDS = {kind: tuple(tuple(f.split(":")) for f in spec.split()) for kind,
     "rest": "agentId:seat", "region_collapsed": "region:text resource:text"}.items()}
 
 def read_events(page, name, log):
-    """Check a page's events (§11) and keep what the rules read. The page is checked a column at a time;
-    only a page that fails is walked event by event to name the event and field."""
+    """§11 on a page's events, a column at a time (a fault is named event by event); keep what rules read."""
     events, seq, tick, roster, groups = page["events"], log["seq"], log["tick"], log["roster"], {}
     if event_fault(events, seq, tick, log["end"], roster, groups) is not None:
         for i, event in enumerate(events):
@@ -583,18 +576,17 @@ def read_events(page, name, log):
         raise Unreadable("%s: the event log is not well formed" % name)
     log["seq"], log["tick"] = seq + len(events), events[-1]["tick"] if events else tick
     for kind, (group, cols) in groups.items():
-        log["kinds"].add(kind)
         if "agentId" in cols: log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
         if kind in ("agent_spawned", "agent_registered", "move"):
             log["visited"].update(zip(cols["agentId"], cols["to" if kind == "move" else "region"]))
-        if kind == "region_collapsed":
-            log[kind].extend(zip(cols["region"], cols["resource"], map(itemgetter("tick"), group)))
-        if kind == "gather":
-            for key, draw in zip(zip(cols["region"], cols["resource"], cols["agentId"]),
-                                 zip(map(itemgetter("tick"), group), cols["gathered"])):
-                log[kind][key].append(draw)
-        if kind == "trade_completed":
-            log[kind].extend(zip(*(cols[key] for key in ("from", "to", "give", "receive"))))
+        ticks = map(itemgetter("tick"), group)
+        if kind == "region_collapsed": log[kind] += zip(cols["region"], cols["resource"], ticks)
+        if kind == "trade_completed": log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
+        pools = zip(cols["region"], cols["resource"], cols["agentId"]) if kind == "gather" else ()
+        for pool, tick, units in zip(pools, ticks, cols.get("gathered", ())):
+            draws = log["gather"][pool]
+            draws[0].append(tick)
+            draws[1].append(units)
     built = [e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]]
     log["structures"] += sorted(built, key=itemgetter("seq")) if len(built) > 1 else built
 
@@ -604,9 +596,9 @@ def event_fault(events, seq, tick, end, roster, groups):
     first = events[0] if events else {}
     if not fits(events, "object"): return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
-    if not fits(seqs, "count") or seqs != list(range(seq, seq + len(events))):
+    if seqs is None or not set(map(type, seqs)) <= {int} or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
-    if not fits(ticks, "count") or ticks and (
+    if ticks is None or not set(map(type, ticks)) <= {int} or ticks and (
             ticks[0] < tick or ticks[-1] > end or not all(map(le, ticks, ticks[1:]))):
         return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
                         % (tick, end, shown(first.get("tick"))))
@@ -615,13 +607,11 @@ def event_fault(events, seq, tick, end, roster, groups):
     for event, kind in zip(events, kinds):
         lists[kind].append(event)
     for kind, group in lists.items():
-        spec = EVENT_FIELDS.get(kind, ())
-        cols = {key: column(group, key) for key, _ in spec}
-        for key, form in spec:
-            if not fits(cols[key], form, roster):
+        groups[kind] = group, {key: column(group, key) for key, _ in EVENT_FIELDS.get(kind, ())}
+        for key, form in EVENT_FIELDS.get(kind, ()):
+            if not fits(groups[kind][1][key], form, roster):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
-        groups[kind] = group, cols
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
         cols = groups.get(kind, (0, dict.fromkeys(("from", "to", "agentId"), [])))[1]
         if any(map(eq, cols["from"], cols["to"])): return "", "a trade's from and to are the same seat"
@@ -636,7 +626,7 @@ def column(events, key):
         return None
 
 def read_report(raw, name, seats, version):
-    report = as_object(parse_json(raw, name), name)
+    report = checked(parse_json(raw, name), "object", name)
     rubric = field(report, "rubricVersion", name)
     if rubric not in RUBRICS:
         raise Unreadable("%s.rubricVersion: %s is not a known rubric (%s)"
@@ -662,47 +652,31 @@ def read_card(card, at):
             "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
 
 def read_match(source, version):
-    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page
-    is read before any error past a page's own is raised: the first of the earliest kind."""
-    faults, archive, kept = [], None, []
+    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page is
+    read before an error past a page's own is raised: the first of the earliest stage."""
+    faults, archive, kept = [], None, []  # pages kept to the end: one freed midway scatters the next
     for number, page, name in read_pages(source):
         kept.append(page)
+        stage = 1
         try:
-            if number == 1: archive = read_first(page, name, source)
+            if number == 1: archive = read_archive(page, name, source)
+            if archive is None: continue
+            stage, mid = 2, archive["id"]
+            if page.get("matchId", mid) != mid:
+                raise Unreadable("%s: matchId %s is not the archive's %s"
+                                  % (name, shown(page["matchId"]), mid))
+            stage = 3
+            if number == 1: archive["errata"] = read_errata(page["errata"], name + ": errata")
+            stage = 4
+            if not faults: read_events(page, name, archive["log"])
         except Unreadable as err:
-            faults.append((1, number, err))
-        if archive is None: continue
-        if page.get("matchId", archive["id"]) != archive["id"]:
-            faults.append((2, number, Unreadable("%s: matchId %s is not the archive's %s"
-                                                 % (name, shown(page["matchId"]), archive["id"]))))
-        for kind, read in ((3, lambda: archive.update(errata=read_errata(page["errata"], name + ": errata"))),
-                           (4, lambda: read_events(page, name, archive["log"]))):
-            try:
-                if not faults and (kind == 4 or number == 1): read()
-            except Unreadable as err:
-                faults.append((kind, number, err))
+            faults.append((stage, number, err))
     if faults: raise min(faults, key=itemgetter(0, 1))[2]
-    archive["events"] = archive["log"]["seq"] - 1
-    raw, name = source.report(version)
+    archive["events"], (raw, name) = archive["log"]["seq"] - 1, source.report(version)
     report = read_report(raw, name, archive["seats"], version)
-    if report["matchId"] not in (None, archive["id"]):
-        raise Unreadable("%s.matchId: %s is not the archive's %s"
-                          % (name, shown(report["matchId"]), archive["id"]))
+    if report["matchId"] not in (None, mid):
+        raise Unreadable("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), mid))
     return archive, report
-
-def read_first(page, name, source):
-    """The archive on page 1, its match id that of the match asked for, and an empty log."""
-    archive = read_archive(page["archive"], name + ": archive")
-    match_id = page["archive"].get("matchId", page.get("matchId"))
-    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
-        raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
-    if source.match_id not in (None, match_id):
-        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
-                          % (name, match_id, source.match_id))
-    log = dict(seq=1, tick=archive["start"], end=archive["end"], roster={seat["id"] for seat in archive["seats"]},
-               kinds=set(), counts={}, visited=set(), gather=defaultdict(list), region_collapsed=[], trade_completed=[],
-               structures=[])
-    return dict(archive, id=match_id, log=log)
 
 # ------------------------------------------------------------- reporting
 FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation", "competitiveness",
@@ -921,8 +895,8 @@ class SavedCopies:
         self.match_id = self.rubric = self.saved_at = None  # without saved.json: the match it holds
         if not os.path.isfile(os.path.join(folder, "saved.json")): return
         raw, name = self.read(("saved.json",))
-        about = as_object(parse_json(raw, name), name)
-        self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
+        about = checked(parse_json(raw, name), "object", name)
+        self.saved_at = text(checked(field(about, "savedAt", name), "text", name + ".savedAt"))
         self.rubric = field(about, "rubric", name)
         if self.rubric is not None and self.rubric not in RUBRICS:
             raise Unreadable("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
@@ -1157,8 +1131,8 @@ def study_saved(folder):
     """(address, UTC time) from a saved study's saved.json (either script's), or None."""
     name = os.path.join(folder, "saved.json")
     if not os.path.isfile(name): return None
-    about = as_object(parse_json(read_file(name), name), name)
-    return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
+    about = checked(parse_json(read_file(name), name), "object", name)
+    return tuple(text(checked(field(about, k, name), "text", name + "." + k)) for k in ("address", "saved"))
 
 def read_study(target, args):
     """The study's matches, folder, files, address and time saved: from a saved folder or the server."""
