@@ -582,11 +582,10 @@ def read_events(page, name, log):
         ticks = map(itemgetter("tick"), group)
         if kind == "region_collapsed": log[kind] += zip(cols["region"], cols["resource"], ticks)
         if kind == "trade_completed": log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
-        pools = zip(cols["region"], cols["resource"], cols["agentId"]) if kind == "gather" else ()
-        for pool, tick, units in zip(pools, ticks, cols.get("gathered", ())):
-            draws = log["gather"][pool]
-            draws[0].append(tick)
-            draws[1].append(units)
+        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists, in C
+            draws = list(map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])))
+            for side, values in enumerate((ticks, cols["gathered"])):
+                any(map(list.append, map(itemgetter(side), draws), values))
     built = [e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]]
     log["structures"] += sorted(built, key=itemgetter("seq")) if len(built) > 1 else built
 
@@ -604,8 +603,7 @@ def event_fault(events, seq, tick, end, roster, groups):
                         % (tick, end, shown(first.get("tick"))))
     if not fits(kinds, "text"): return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = {kind: [] for kind in dict.fromkeys(kinds)}
-    for event, kind in zip(events, kinds):
-        lists[kind].append(event)
+    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list, in C
     for kind, group in lists.items():
         groups[kind] = group, {key: column(group, key) for key, _ in EVENT_FIELDS.get(kind, ())}
         for key, form in EVENT_FIELDS.get(kind, ()):
