@@ -20,10 +20,9 @@ Python 3.9 or later, standard library only.
 import argparse, csv, gc, hashlib, io, http.client, json, math, os, re, socket, sys, tempfile, threading
 import time, urllib.error, urllib.parse, urllib.request
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor, wait
-from heapq import merge
-from itertools import chain, zip_longest
+from itertools import accumulate, chain, zip_longest
 from operator import eq, itemgetter, le
 
 # --- constants
@@ -117,7 +116,7 @@ def wealth_replays(archive, notes):
     notes.update("%s holds %r, an item the rubric values at 0" % (seat["id"], item)
                  for seat in seats for item in seat["inventory"] if item not in known)
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
-    events = events_of(archive, *STRUCTURE_EVENTS)
+    events = archive["log"]["structures"]
     wealths = [[replay_wealth(seat, standing, values) for seat in seats]
                for standing in (replay_structures(events, archive["end"], skip, notes)
                                 for skip in ([set(), skipped] if skipped else [set()]))]
@@ -126,16 +125,14 @@ def wealth_replays(archive, notes):
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
     """§3.1: each seat's counters and messages, or None where not recorded."""
-    metrics, events = archive["metrics"] or {}, archive["events"]
+    metrics, events, by_kind = archive["metrics"] or {}, archive["events"], archive["log"]["counts"]
     out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
-    by_kind = {kind: Counter(map(itemgetter("agentId"), archive["byType"].get(kind, ())))
-               for kind, fields in EVENT_FIELDS.items() if events and fields[0][0] == "agentId"}
     for seat, card in zip(archive["seats"], report["cards"]):
         sid, entry = seat["id"], metrics.get(seat["id"])
         if entry is None and not any(sid in agents for agents in by_kind.values()): continue
         out[sid] = c = dict.fromkeys(COUNTERS, 0) if events else {key: entry[key] for key in COUNTERS}
         for kind, key in COUNTED_EVENTS.items() if events else ():
-            c[key] += by_kind[kind][sid]
+            c[key] += by_kind.get(kind, {}).get(sid, 0)
         own = 0 if entry is None else entry["message"] + entry["message_private"]
         c["messages"] = own if card["messagesSent"] is None else card["messagesSent"]
     return out
@@ -151,15 +148,14 @@ def coverage_of(regions, map_regions):
 
 def map_coverage(archive):
     """§3.3: each seat's coverage, the regions it visited, whether the archive has a map record."""
-    exploration, by_type, seats = archive["exploration"], archive["byType"], archive["seats"]
-    has_map = exploration is not None or "agent_spawned" in by_type or "agent_registered" in by_type
+    exploration, log, seats = archive["exploration"], archive["log"], archive["seats"]
+    has_map = exploration is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
     if not archive["events"]:
         block = exploration or {}
         return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, None, has_map
     visited = {seat["id"]: set() for seat in seats}
-    for kind, key in (("agent_spawned", "region"), ("agent_registered", "region"), ("move", "to")):
-        for agent, region in set(map(itemgetter("agentId", key), by_type.get(kind, ()))):
-            visited[agent].add(region)
+    for agent, region in log["visited"]:
+        visited[agent].add(region)
     return {sid: coverage_of(len(r), archive["regions"]) for sid, r in visited.items()}, visited, has_map
 
 # --- §4 the trade ledger
@@ -168,52 +164,46 @@ def net_share(received, given, values):
     d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values)
     return 0 if d == 0 else hu(n / d, 3)
 
-def ledger_from_events(events, values):
-    """§4 and §7 from trade_completed: per pair its trades, net share and the points it paid."""
-    flows, points, paid_in_all = {}, Counter(), Counter()
-    for event in events:
-        giver, taker = event["from"], event["to"]
+def ledger_from_events(trades, values):
+    """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid points."""
+    flows, pairs, points, paid_in_all = defaultdict(list), {}, Counter(), Counter()
+    for giver, taker, give, receive in trades:
+        flows[giver, taker].append((give, receive))
+        for key in ((giver, taker), (taker, giver)) if give and receive else ():  # paid: 5 each, 20 in all
+            if points[key] < 5 and paid_in_all[key[0]] < 20:
+                points[key] += 1
+                paid_in_all[key[0]] += 1
+    for (giver, taker), flow in flows.items():
         a, b = min(giver, taker), max(giver, taker)
-        pair = flows.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
-        pair["trades"] += 1
+        pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
+        pair["trades"] += len(flow)
         # A (the lower id) receives `receive` when it is `from`, `give` when it is `to`.
-        got, gave = (event["receive"], event["give"]) if giver == a else (event["give"], event["receive"])
-        for side, items in (("received", got), ("given", gave)):
-            for item, qty in items.items():
+        for side, items in zip(("given", "received") if giver == a else ("received", "given"), zip(*flow)):
+            for item, qty in chain.from_iterable(map(dict.items, items)):  # integers: any order
                 pair[side][item] = pair[side].get(item, 0) + qty
-        if event["give"] and event["receive"]:  # paid: 5 trades per partner, 20 in all
-            for key in ((giver, taker), (taker, giver)):
-                if points[key] < 5 and paid_in_all[key[0]] < 20:
-                    points[key] += 1
-                    paid_in_all[key[0]] += 1
     return [{"a": a, "b": b, "trades": f["trades"], "netShare": net_share(f["received"], f["given"], values),
-             "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(flows.items())]
+             "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(pairs.items())]
 
-def commons_shares(gathers, collapses, seats):
-    """§4: each seat's share of the pools that collapsed while several drew (events in log order)."""
-    draws, sums = {}, {seat["id"]: 0.0 for seat in seats}
-    for event in gathers:
-        ticks, events = draws.setdefault((event["region"], event["resource"]), ([], []))
-        ticks.append(event["tick"])
-        events.append(event)
-    for event in collapses:
-        ticks, events = draws.get((event["region"], event["resource"]), ([], []))
-        c, units = event["tick"], {}
-        for gather in events[bisect_right(ticks, c - 50):bisect_right(ticks, c)]:  # g <= c, c - g < 50
-            units[gather["agentId"]] = units.get(gather["agentId"], 0) + gather["gathered"]
-        if len(units) < 2: continue
-        total = sum(units.values())  # integers
-        for agent, drawn in units.items():
+def commons_shares(draws, collapses, seats):
+    """§4: each seat's share of the pools that collapsed while several drew; draws[region, resource, agent]:
+    the ticks and units of its gathers, collapses (region, resource, tick), in log order."""
+    sums = {seat["id"]: 0.0 for seat in seats}
+    for region, resource, c in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
+        spans = ((agent, *draws.get((region, resource, agent), ((), ()))) for agent in sums)
+        drew = {a: sum(u[bisect_right(t, c - 50):bisect_right(t, c)]) for a, t, u in spans}
+        drew = {agent: n for agent, n in drew.items() if n}
+        if len(drew) < 2: continue
+        total = sum(drew.values())  # integers
+        for agent, drawn in drew.items():
             sums[agent] += drawn / total
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
 def trade_ledger(archive, values):
     if not archive["events"]:
         return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
-    gathers, collapses = events_of(archive, "gather"), events_of(archive, "region_collapsed")
-    commons = commons_shares(gathers, collapses, archive["seats"])
-    return {"pairs": ledger_from_events(events_of(archive, "trade_completed"), values),
-            "commons": commons, "hasRep": True, "source": "events"}
+    log = archive["log"]
+    return {"pairs": ledger_from_events(log["trade_completed"], values), "hasRep": True, "source": "events",
+            "commons": commons_shares(log["gather"], log["region_collapsed"], archive["seats"])}
 
 def partners(ledger, sid):
     out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
@@ -368,7 +358,7 @@ def ledger_checks(block, ledger, seats):
 # --- reading records
 def parse_json(raw, name):
     """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field."""
-    if raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
+    if len(raw) > MAX_JSON_VALUES and raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
         raise Unreadable("%s: more than %d JSON values: not a record this script reads"
                           % (name, MAX_JSON_VALUES))
     try:
@@ -396,7 +386,7 @@ REQUIRED = object()
 def fits(values, form, roster=None):
     """Whether every one of the values (None: one is missing) has the form, a column at a time."""
     if values is None or not set(map(type, values)) <= FORMS[form][1]: return False
-    if form == "seat": return set(values) <= roster
+    if form == "seat": return roster.issuperset(values)
     if form == "status": return set(values) <= {"active", "dormant", "dead"}
     if form == "number":
         return all(abs(v) <= EXACT_INTEGERS if type(v) is int else math.isfinite(v) for v in values)
@@ -422,12 +412,6 @@ def get(obj, key, form, at, default=REQUIRED):
         obj, at = get(obj, outer, "object", at), "%s.%s" % (at, outer)
     if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default: return default
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
-
-def as_object(value, at):
-    return checked(value, "object", at)
-
-def as_text(value, at):
-    return checked(value, "text", at)
 
 # records.md §1.1: the fields read of each part of a record, in the order checked, as key:form, then
 # *form: each element's form; ?: may be absent or null (None); =JSON: the default where absent.
@@ -464,14 +448,15 @@ def roster_seat(agent, roster, at):
 
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
-    for agent, value in as_object(block, at).items():
+    for agent, value in checked(block, "object", at).items():
         yield roster_seat(agent, roster, "%s.%s" % (at, agent)), value, "%s.%s" % (at, agent)
 
 def read_pages(source):
-    """Page 1, then every page it announces: (pages, names)."""
+    """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
     raw, name = source.page(1)
-    pages, names = [check_page(parse_json(raw, name), 1, None, name)], [name]
-    count = pages[0]["pageCount"]
+    first = check_page(parse_json(raw, name), 1, None, name)
+    yield 1, first, name
+    count = first["pageCount"]
     tell = isinstance(source, Downloads) and count > 1 and sys.stderr.isatty()
     try:
         for number in range(2, count + 1):
@@ -479,14 +464,12 @@ def read_pages(source):
                 sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, count))
                 sys.stderr.flush()
             raw, name = source.page(number)
-            pages.append(check_page(parse_json(raw, name), number, pages[0], name))
-            names.append(name)
+            yield number, check_page(parse_json(raw, name), number, first, name), name
     finally:
         if tell: sys.stderr.write("\r\x1b[K")
-    return pages, names
 
 def check_page(page, number, first, name):
-    if field(as_object(page, name), "page", name) != number:
+    if field(checked(page, "object", name), "page", name) != number:
         raise Unreadable("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
     if type(count) is not int or not 1 <= count <= MAX_PAGES:
@@ -501,8 +484,10 @@ def check_page(page, number, first, name):
     if page["errata"] != first["errata"]: raise Unreadable("%s: errata differ from page 1's" % name)
     return page
 
-def read_archive(archive, at):
-    """The archive's fields the rules read, checked (records.md §1.1)."""
+def read_archive(page, name, source):
+    """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of the match
+    asked for, and an empty log of its events."""
+    archive, at = page["archive"], name + ": archive"
     got = fields(archive, "archive", at)
     start, end = got["startedAtTick"], got["endedAtTick"]
     regions = got["config.map.width"] * got["config.map.height"]
@@ -513,9 +498,18 @@ def read_archive(archive, at):
     roster = {seat["id"] for seat in seats}
     if len(roster) != len(seats): raise Unreadable("%s.agents: an agentId appears twice" % at)
     blocks = {"metrics": read_metrics, "ledger": read_ledger_block, "exploration": read_exploration}
-    return dict({key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
-                 for key, read in blocks.items()}, engine=got["config.engine_version"], regions=regions,
-                start=start, end=end, rounds=end - start, planned=got["config.rounds"], seats=seats)
+    blocks = {key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
+              for key, read in blocks.items()}
+    match_id = archive.get("matchId", page.get("matchId"))
+    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
+        raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
+    if source.match_id not in (None, match_id):
+        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
+                          % (name, match_id, source.match_id))
+    return dict(blocks, id=match_id, engine=got["config.engine_version"], regions=regions, start=start,
+                end=end, rounds=end - start, planned=got["config.rounds"], seats=seats, log=dict(
+        seq=1, tick=start, end=end, roster=roster, counts={}, visited=set(), region_collapsed=[],
+        gather=defaultdict(lambda: ([], [])), trade_completed=[], structures=[]))
 
 def read_agent(agent, at):
     seat, meter = fields(agent, "agent", at), agent.get("meter")
@@ -524,7 +518,7 @@ def read_agent(agent, at):
                 meter=None if meter is None else fields(meter, "meter", at + ".meter"))
 
 def read_metrics(block, roster, at):
-    return {agent: dict(fields(as_object(entry, where), "metrics", where),
+    return {agent: dict(fields(checked(entry, "object", where), "metrics", where),
                         seen=frozenset(spec[0] for spec in FIELDS["metrics"] if spec[0] in entry))
             for agent, entry, where in by_seat(block, roster, at)}
 
@@ -570,52 +564,56 @@ EVENT_FIELDS = {kind: tuple(tuple(f.split(":")) for f in spec.split()) for kind,
     "agent_awake": "agentId:seat", "agent_died": "agentId:seat", "message": "agentId:seat",
     "rest": "agentId:seat", "region_collapsed": "region:text resource:text"}.items()}
 
-def read_events(pages, names, archive):
-    """The whole log, checked (§11), and its events grouped by type in log order. Each page is checked
-    a column at a time; only a page that fails is walked event by event to name the event and field."""
-    roster, end = {seat["id"] for seat in archive["seats"]}, archive["end"]
-    seq, tick, by_type = 1, archive["start"], {}
-    for page, name in zip(pages, names):
-        events = page["events"]
-        if event_fault(events, seq, tick, end, roster, by_type) is not None:
-            for i, event in enumerate(events):
-                key, what = event_fault([event], seq, tick, end, roster, {}) or (0, 0)
-                at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
-                if what: raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
-                seq, tick = seq + 1, event["tick"]
-            raise Unreadable("%s: the event log is not well formed" % name)
-        seq, tick = seq + len(events), events[-1]["tick"] if events else tick
-    return [event for page in pages for event in page["events"]], by_type
+def read_events(page, name, log):
+    """§11 on a page's events, a column at a time (a fault is named event by event); keep what rules read."""
+    events, seq, tick, roster, groups = page["events"], log["seq"], log["tick"], log["roster"], {}
+    if event_fault(events, seq, tick, log["end"], roster, groups) is not None:
+        for i, event in enumerate(events):
+            key, what = event_fault([event], seq, tick, log["end"], roster, {}) or (0, 0)
+            at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
+            if what: raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
+            seq, tick = seq + 1, event["tick"]
+        raise Unreadable("%s: the event log is not well formed" % name)
+    log["seq"], log["tick"] = seq + len(events), events[-1]["tick"] if events else tick
+    for kind, (group, cols) in groups.items():
+        if "agentId" in cols: log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
+        if kind in ("agent_spawned", "agent_registered", "move"):
+            log["visited"].update(zip(cols["agentId"], cols["to" if kind == "move" else "region"]))
+        ticks = map(itemgetter("tick"), group)
+        if kind == "region_collapsed": log[kind] += zip(cols["region"], cols["resource"], ticks)
+        if kind == "trade_completed": log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
+        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists, in C
+            draws = list(map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])))
+            for side, values in enumerate((ticks, cols["gathered"])):
+                any(map(list.append, map(itemgetter(side), draws), values))
+    built = [e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]]
+    log["structures"] += sorted(built, key=itemgetter("seq")) if len(built) > 1 else built
 
-def event_fault(events, seq, tick, end, roster, by_type):
-    """The first rule of §11 these events break, as (field, what was expected), `seq` being the
-    first one's and `tick` the last tick before; else None, with the events added to by_type."""
+def event_fault(events, seq, tick, end, roster, groups):
+    """The first rule of §11 these events break, as (field, what was expected), `seq` being the first
+    one's and `tick` the last tick before; else None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
     if not fits(events, "object"): return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
-    if not fits(seqs, "count") or seqs != list(range(seq, seq + len(events))):
+    if seqs is None or not set(map(type, seqs)) <= {int} or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
-    if not fits(ticks, "count") or ticks and (
+    if ticks is None or not set(map(type, ticks)) <= {int} or ticks and (
             ticks[0] < tick or ticks[-1] > end or not all(map(le, ticks, ticks[1:]))):
         return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
                         % (tick, end, shown(first.get("tick"))))
     if not fits(kinds, "text"): return "type", "expected a string, got %s" % shown(first.get("type"))
-    groups = {kind: [] for kind in dict.fromkeys(kinds)}
-    for event, kind in zip(events, kinds):
-        groups[kind].append(event)
-    for kind, group in groups.items():
+    lists = {kind: [] for kind in dict.fromkeys(kinds)}
+    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list, in C
+    for kind, group in lists.items():
+        groups[kind] = group, {key: column(group, key) for key, _ in EVENT_FIELDS.get(kind, ())}
         for key, form in EVENT_FIELDS.get(kind, ()):
-            if not fits(column(group, key), form, roster):
+            if not fits(groups[kind][1][key], form, roster):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        group = groups.get(kind, [])
-        if any(map(eq, column(group, "from"), column(group, "to"))):
-            return "", "a trade's from and to are the same seat"
-        if column(group, "agentId") != column(group, side):
-            return "agentId", "expected the trade's %s on %s" % (side, kind)
-    for kind, group in groups.items():
-        by_type.setdefault(kind, []).extend(group)
+        cols = groups.get(kind, (0, dict.fromkeys(("from", "to", "agentId"), [])))[1]
+        if any(map(eq, cols["from"], cols["to"])): return "", "a trade's from and to are the same seat"
+        if cols["agentId"] != cols[side]: return "agentId", "expected the trade's %s on %s" % (side, kind)
     return None
 
 def column(events, key):
@@ -626,7 +624,7 @@ def column(events, key):
         return None
 
 def read_report(raw, name, seats, version):
-    report = as_object(parse_json(raw, name), name)
+    report = checked(parse_json(raw, name), "object", name)
     rubric = field(report, "rubricVersion", name)
     if rubric not in RUBRICS:
         raise Unreadable("%s.rubricVersion: %s is not a known rubric (%s)"
@@ -652,32 +650,31 @@ def read_card(card, at):
             "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
 
 def read_match(source, version):
-    """Every page and the report, checked as rubric.md §11 asks."""
-    pages, names = read_pages(source)
-    archive = read_archive(pages[0]["archive"], names[0] + ": archive")
-    match_id = pages[0]["archive"].get("matchId", pages[0].get("matchId"))
-    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
-        raise Unreadable("%s: archive.matchId %s is not a match id" % (names[0], shown(match_id)))
-    if source.match_id not in (None, match_id):
-        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
-                          % (names[0], match_id, source.match_id))
-    for page, name in zip(pages, names):
-        if page.get("matchId", match_id) != match_id:
-            raise Unreadable("%s: matchId %s is not the archive's %s"
-                              % (name, shown(page["matchId"]), match_id))
-    archive.update(id=match_id, errata=read_errata(pages[0]["errata"], names[0] + ": errata"))
-    archive["events"], archive["byType"] = read_events(pages, names, archive)
-    raw, name = source.report(version)
+    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page is
+    read before an error past a page's own is raised: the first of the earliest stage."""
+    faults, archive, kept = [], None, []  # pages kept to the end: one freed midway scatters the next
+    for number, page, name in read_pages(source):
+        kept.append(page)
+        stage = 1
+        try:
+            if number == 1: archive = read_archive(page, name, source)
+            if archive is None: continue
+            stage, mid = 2, archive["id"]
+            if page.get("matchId", mid) != mid:
+                raise Unreadable("%s: matchId %s is not the archive's %s"
+                                  % (name, shown(page["matchId"]), mid))
+            stage = 3
+            if number == 1: archive["errata"] = read_errata(page["errata"], name + ": errata")
+            stage = 4
+            if not faults: read_events(page, name, archive["log"])
+        except Unreadable as err:
+            faults.append((stage, number, err))
+    if faults: raise min(faults, key=itemgetter(0, 1))[2]
+    archive["events"], (raw, name) = archive["log"]["seq"] - 1, source.report(version)
     report = read_report(raw, name, archive["seats"], version)
-    if report["matchId"] not in (None, match_id):
-        raise Unreadable("%s.matchId: %s is not the archive's %s"
-                          % (name, shown(report["matchId"]), match_id))
+    if report["matchId"] not in (None, mid):
+        raise Unreadable("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), mid))
     return archive, report
-
-def events_of(archive, *kinds):
-    """The events of these types, in log order."""
-    groups = [archive["byType"].get(kind, []) for kind in kinds]
-    return groups[0] if len(groups) == 1 else list(merge(*groups, key=itemgetter("seq")))
 
 # ------------------------------------------------------------- reporting
 FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation", "competitiveness",
@@ -738,7 +735,7 @@ def audit(archive, report):
               else "the archive's ledger block, circular reputation "
               + ("from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"))
     return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
-                engine=archive["engine"], rounds=archive["rounds"], events=len(archive["events"]),
+                engine=archive["engine"], rounds=archive["rounds"], events=archive["events"],
                 errata=archive["errata"], seats=seats, checks=checks, notes=notes, figuresSame=same,
                 figuresCompared=len(figures), checksAgree=agree, checksMade=len(checks), trusted=trusted,
                 exit=0 if same == len(figures) and agree == len(checks) else 1)
@@ -896,8 +893,8 @@ class SavedCopies:
         self.match_id = self.rubric = self.saved_at = None  # without saved.json: the match it holds
         if not os.path.isfile(os.path.join(folder, "saved.json")): return
         raw, name = self.read(("saved.json",))
-        about = as_object(parse_json(raw, name), name)
-        self.saved_at = text(as_text(field(about, "savedAt", name), name + ".savedAt"))
+        about = checked(parse_json(raw, name), "object", name)
+        self.saved_at = text(checked(field(about, "savedAt", name), "text", name + ".savedAt"))
         self.rubric = field(about, "rubric", name)
         if self.rubric is not None and self.rubric not in RUBRICS:
             raise Unreadable("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
@@ -1132,8 +1129,8 @@ def study_saved(folder):
     """(address, UTC time) from a saved study's saved.json (either script's), or None."""
     name = os.path.join(folder, "saved.json")
     if not os.path.isfile(name): return None
-    about = as_object(parse_json(read_file(name), name), name)
-    return tuple(text(as_text(field(about, k, name), "%s.%s" % (name, k))) for k in ("address", "saved"))
+    about = checked(parse_json(read_file(name), name), "object", name)
+    return tuple(text(checked(field(about, k, name), "text", name + "." + k)) for k in ("address", "saved"))
 
 def read_study(target, args):
     """The study's matches, folder, files, address and time saved: from a saved folder or the server."""

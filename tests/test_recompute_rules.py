@@ -68,10 +68,24 @@ def trade(seq, tick, giver, taker, give, receive):
             "from": giver, "to": taker, "give": give, "receive": receive}
 
 
+def trade_rows(events):
+    return [(e["from"], e["to"], e["give"], e["receive"]) for e in events]
+
+
+def commons_shares(gathers, collapses, seats):
+    """The rule on events: gathers grouped by pool and seat as the reading code keeps them."""
+    draws = {}
+    for e in gathers:
+        ticks, units = draws.setdefault((e["region"], e["resource"], e["agentId"]), ([], []))
+        ticks.append(e["tick"])
+        units.append(e["gathered"])
+    return rc.commons_shares(draws, [(e["region"], e["resource"], e["tick"]) for e in collapses], seats)
+
+
 def test_ledger_pairs_and_points_from_events():
     events = [trade(i + 1, i, "a_2", "a_10", {"wood": 1}, {"food": 1}) for i in range(7)]
     events.append(trade(8, 8, "a_10", "a_2", {"wood": 2}, {}))  # a gift pays nothing
-    [pair] = rc.ledger_from_events(events, VALUES)
+    [pair] = rc.ledger_from_events(trade_rows(events), VALUES)
     assert (pair["a"], pair["b"]) == ("a_10", "a_2")  # ids compare as strings
     assert pair["trades"] == 8
     assert pair["rep"] == {"a_10": 5, "a_2": 5}  # five paid trades per partner
@@ -85,7 +99,7 @@ def test_twenty_paid_trades_in_all():
         for _ in range(5):
             seq += 1
             events.append(trade(seq, seq, "a_1", "a_%d" % partner, {"wood": 1}, {"food": 1}))
-    pairs = rc.ledger_from_events(events, VALUES)
+    pairs = rc.ledger_from_events(trade_rows(events), VALUES)
     paid = [p["rep"]["a_1"] for p in pairs]
     assert paid == [5, 5, 5, 5, 0]
     assert all(p["rep"][p["b"]] == 5 for p in pairs)
@@ -106,7 +120,7 @@ def test_commons_window():
         gather(6, 101, "a_3", 9),  # after: outside
         {"seq": 7, "tick": 101, "type": "region_collapsed", "region": "q", "resource": "wood"},
     ]
-    shares = rc.commons_shares([e for e in events if e["type"] == "gather"],
+    shares = commons_shares([e for e in events if e["type"] == "gather"],
                                [e for e in events if e["type"] == "region_collapsed"], seats)
     assert shares == {"a_1": rc.hu(3 / 9, 3), "a_2": rc.hu(2 / 9, 3), "a_3": rc.hu(4 / 9, 3)}
     assert shares["a_1"] == 0.333
@@ -117,7 +131,7 @@ def test_commons_single_drawer_not_counted():
     gathers = [{"seq": 1, "tick": 1, "type": "gather", "agentId": "a_1", "region": "r", "resource": "ore",
                 "gathered": 3}]
     collapses = [{"seq": 2, "tick": 2, "type": "region_collapsed", "region": "r", "resource": "ore"}]
-    assert rc.commons_shares(gathers, collapses, seats) == {"a_1": 0.0, "a_2": 0.0}
+    assert commons_shares(gathers, collapses, seats) == {"a_1": 0.0, "a_2": 0.0}
 
 
 def test_credited_trades_caps_at_five():
