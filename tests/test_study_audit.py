@@ -107,6 +107,14 @@ def edit_csv(path, line, column, value):
     path.write_text(buffer.getvalue())
 
 
+def run_with_one_field(tmp_path, name, line, column, value):
+    """The study audited with one field of trials.csv or seats.csv changed."""
+    root = copy_study(tmp_path)
+    edit_csv(root / STUDY.lstrip("/") / name, line, column, value)
+    with Platform(root, FIXTURES) as platform:
+        return run(platform, STUDY)
+
+
 def test_a_changed_seats_value_and_a_changed_report_figure_are_caught_by_name(tmp_path):
     root = copy_study(tmp_path)
     edit_csv(root / STUDY.lstrip("/") / "seats.csv", 3, "gathers", "141")     # trial 1 arm 0 seat 2: 140
@@ -212,10 +220,7 @@ def test_against_a_saved_study_names_each_change(fixtures_platform, tmp_path):
 
 
 def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):
-    root = copy_study(tmp_path)
-    edit_csv(root / STUDY.lstrip("/") / "trials.csv", 3, "match", "m_000000000000")
-    with Platform(root, FIXTURES) as platform:
-        out = run(platform, STUDY)
+    out = run_with_one_field(tmp_path, "trials.csv", 3, "match", "m_000000000000")
     assert out.returncode == 2
     assert out.stderr == "recompute.py: m_000000000000 (trial 2 arm 0): export page 1: 404 not found\n"
     assert "\n6 matches, 1 unreadable: m_000000000000\n" in out.stdout
@@ -223,10 +228,7 @@ def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):
 
 
 def test_a_bad_field_names_file_line_and_column(tmp_path):
-    root = copy_study(tmp_path)
-    edit_csv(root / STUDY.lstrip("/") / "seats.csv", 4, "gathers", "4\x1bx")
-    with Platform(root, FIXTURES) as platform:
-        out = run(platform, STUDY)
+    out = run_with_one_field(tmp_path, "seats.csv", 4, "gathers", "4\x1bx")
     assert out.returncode == 2
     assert out.stdout == ""
     assert out.stderr == ('recompute.py: %s: seats.csv line 4, column gathers: "4\\u001bx" is not of the form '
