@@ -6,23 +6,34 @@ circular reputation from the event log, derive the five dimensions, rank, Fitnes
 achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
 recomputed one, and check the archive's metrics, ledger and exploration blocks against the events
 (rubric.md, records.md). In order: the rules §1-§8, the scorecard, §12 checks, reading records,
-reporting, saved copies and --against, a study end to end, network and saving, main.
+reporting, saved copies and --against, network and saving, main. Matches only: a study, end to end
+with each trial's match, is recompute_study.py ADDRESS --matches, which loads this file and calls:
+
+    Downloads(base, match_id, save_dir, base_named)  a match from the platform (kept under save_dir)
+    SavedCopies(folder)               a match from a folder --save wrote
+    read_match(source, rubric)        (archive, report): every page and the report, checked; rubric
+                                      None is the report's own. read_report(raw, name, seats, rubric)
+                                      reads one more report of the same match (source.report(rubric))
+    audit(archive, report)            the match's figures and checks as data (what --json prints)
+    print_audit(result, out)          that audit as text
+    against(source, folder)           each file and field read now that differs from an older copy
+    archive: id, rounds, planned (config.rounds), seats (per roster seat: id, name, model, reputation,
+    aggression, meter), metrics (per seat: each counter, seen: the keys present); report: rubric,
+    cards (per seat: published, the scorecard's figures by their JSON names).
 
     python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep copies)
     python3 recompute.py DIR                           # re-audit saved copies offline
-    python3 recompute.py https://daishi.ai/u/kim/studies/s_0a1b2c3d  # a study end to end
 
-Options (README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json, --jobs N.
+Options (README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json.
 Exit status: 0 every figure matches and every check agrees, 1 a figure differs, a check fails or
 the record changed, 2 a record cannot be read, 130 interrupted, 141 stdout closed.
 Python 3.9 or later, standard library only.
 """
-import argparse, csv, gc, hashlib, io, http.client, json, math, os, re, socket, sys, tempfile, threading
+import argparse, gc, hashlib, http.client, json, math, os, re, socket, sys, tempfile, threading
 import time, urllib.error, urllib.parse, urllib.request
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor, wait
-from itertools import accumulate, chain, zip_longest
+from itertools import accumulate, chain
 from operator import eq, itemgetter, le
 
 # --- constants
@@ -961,23 +972,6 @@ def against(source, old):
         changes += [change(rel, p, a, b) for p, a, b in found]
     return changes
 
-def csv_changes(name, old, new):
-    """Every line and column of a CSV file that differs: (file, "line N column", old, new)."""
-    try:
-        old, new = [list(csv.reader(io.StringIO(b.decode("utf-8-sig", "replace"), newline="")))
-                    for b in (old, new)]
-    except csv.Error:
-        return [] if old == new else [change(name, "", "(not CSV)", "(other bytes)")]
-    out = []
-    for n, (a, b) in enumerate(zip_longest(old, new), 1):
-        if a is None or b is None:
-            out.append(change(name, "line %d" % n, ABSENT if a is None else ",".join(a) or None,
-                              ABSENT if b is None else ",".join(b) or None))
-            continue
-        out += [change(name, "line %d %s" % (n, new[0][i] if i < len(new[0]) else "column %d" % (i + 1)),
-                       x, y) for i, (x, y) in enumerate(zip_longest(a, b, fillvalue="(absent)")) if x != y]
-    return out
-
 def print_against(w, old, saved_at, changes):
     saved_at = saved_at or "an unknown time (no saved.json)"
     if not changes: return put(w, "unchanged since %s (%s)" % (saved_at, text(old)))
@@ -991,293 +985,13 @@ def print_against(w, old, saved_at, changes):
     if len(changes) > 40:
         w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
 
-# --- a study end to end
-STUDY_TARGET = re.compile(r"(https?://[A-Za-z0-9.:\[\]-]+)?(/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8})"
-                          r"/?(?:[?#]\S*)?\Z")
-MAX_STUDY_ROWS, MAX_CSV_FIELD = 250000, 4096   # a study at the cap (1,000 matches) has far fewer
-INTEGER, DECIMAL, TEXT = r"-?[0-9]{1,15}", r"-?[0-9]{1,15}(\.[0-9]{1,15})?", r"(?s).*"
-RUBRIC_FORM = "|".join(re.escape(v) for v in RUBRICS) + "|"
-
-def column_table(*groups):
-    """(column, form, block, key) for each name, `column` or `column:key`, of each (block, form, names)."""
-    return tuple((n.partition(":")[0], form, block, n.rpartition(":")[2]) for block, form, names in groups
-                 for n in names.split())
-
-# The columns read, their forms (study.md §2), where the match record holds each (records.md §2.2-2.3)
-TRIAL_COLUMNS = column_table(
-    (None, INTEGER, "trial arm"), (None, r"m_[0-9a-f]{12}|", "match"), (None, TEXT, "metric"),
-    ("archive", INTEGER, "rounds_played:rounds rounds_planned:planned"), ("default", RUBRIC_FORM, "rubric"),
-    ("focal", DECIMAL, "value"))
-SEAT_COLUMNS = column_table(
-    (None, INTEGER, "trial arm seat"), (None, "true|false", "focal"), (None, RUBRIC_FORM, "rubric"),
-    ("agent", TEXT, "name model"), ("card", DECIMAL, "fitness_index:fitnessIndex"), ("card", TEXT, "grade"),
-    ("card", INTEGER, "rank"), ("card", TEXT, "status"), ("card", DECIMAL, " ".join(DIMENSIONS)),
-    ("meter", INTEGER, "turns rounds_sat_out:roundsSatOut error_turns:errorTurns"),
-    ("meter", DECIMAL, "spend"), ("metrics", INTEGER, "rests:rest looks:look moves:move gathers:gather"
-     " crafts:craft builds:build repairs:repair trains:train trades:trade attacks:attack raids:raid"
-     " messages dormancies:dormant recoveries:awake"), ("agent", DECIMAL, "reputation"),
-    ("agent", INTEGER, "aggression"), ("card", DECIMAL, "map_coverage:mapCoverage"))
-SEAT_METRICS = {c: k for c, form, block, k in SEAT_COLUMNS if block == "card" and form != TEXT}  # study §3
-
-def read_study_csv(raw, name, columns):
-    """The rows of trials.csv or seats.csv: only the columns read, each of its form."""
-    csv.field_size_limit(MAX_CSV_FIELD)
-    try:
-        reader = csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline=""), strict=True)
-        header, rows = next(reader, []), []
-        for column in (c for c, _, _, _ in columns if c not in header):
-            raise Unreadable("%s line 1: no column %s" % (name, column))
-        for fields in reader:
-            at = "%s line %d" % (name, reader.line_num)
-            if len(fields) != len(header) or len(rows) == MAX_STUDY_ROWS:
-                raise Unreadable("%s: %d fields, the header has %d (or past %d rows)"
-                                  % (at, len(fields), len(header), MAX_STUDY_ROWS))
-            row = {c: fields[header.index(c)] for c, _, _, _ in columns}
-            for c, f, _, _ in columns:
-                if (row[c] or c in ("trial", "arm", "seat")) and not re.fullmatch(f, row[c]):
-                    raise Unreadable("%s, column %s: %s is not of the form %s" % (at, c, shown(row[c]), f))
-            rows.append(dict(row, line=reader.line_num))
-    except (UnicodeDecodeError, csv.Error) as err:
-        raise Unreadable("%s: not UTF-8 text" % name if isinstance(err, UnicodeDecodeError) else
-                          "%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, err))
-    return rows
-
-def tie_row(row, name, columns, view):
-    """records.md §2.3: a field that holds a number equals the record's same number; text, the text."""
-    out = []
-    for column, form, block, key in (c for c in columns if c[2] in view):
-        value, record = row.get(column, ""), view[block].get(key)
-        if not (value == ("" if record is None else record) if form not in (INTEGER, DECIMAL) else
-                record is None if value == "" else record is not None and float(value) == record):
-            out.append({"file": name, "line": row.get("line"), "trial": int(row["trial"]),
-                        "arm": int(row["arm"]), "seat": int(row["seat"]) if "seat" in row else None,
-                        "column": column, "value": value, "record": None if record is None else text(record),
-                        "source": "report" if block in ("card", "default", "focal") else "archive"})
-    return out
-
-def tie_match(archive, reports, trials, seats):
-    agents, metrics, out = archive["seats"], archive["metrics"] or {}, []
-    for row in seats:
-        n = int(row["seat"])
-        if not 1 <= n <= len(agents):  # a seat the roster lacks
-            out += tie_row(row, "seats.csv", (("seat", INTEGER, "roster", None),), {"roster": {}})
-            continue
-        agent, entry = agents[n - 1], metrics.get(agents[n - 1]["id"])
-        counts = {k: entry[k] for k in entry["seen"]} if entry else {}
-        if entry and entry["seen"] & {"message", "message_private"}:
-            counts["messages"] = entry["message"] + entry["message_private"]
-        card = reports[row["rubric"] or None]["cards"][n - 1]["published"]
-        out += tie_row(row, "seats.csv", SEAT_COLUMNS,
-                       {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card})
-    for row in trials:
-        mine = [s for s in seats if (s["trial"], s["arm"]) == (row["trial"], row["arm"])]
-        view = {"archive": archive, "default": reports["default"]}
-        if row["metric"] in SEAT_METRICS and row["value"]:  # study.md §3, from the scorecards
-            cards = reports[row["rubric"] or None]["cards"]
-            focal = [cards[int(s["seat"]) - 1]["published"].get(SEAT_METRICS[row["metric"]])
-                     for s in mine if s["focal"] == "true" and 1 <= int(s["seat"]) <= len(cards)]
-            mean = hu(running_sum(focal) / len(focal), 3) if focal and None not in focal else None
-            view["focal"] = {"value": mean}
-        out += tie_row(row, "trials.csv", TRIAL_COLUMNS, view)
-        for n in sorted(set(range(1, len(agents) + 1)) - {int(s["seat"]) for s in mine}):  # seats with no row
-            out += tie_row(dict(row, seat=str(n), line=None), "seats.csv", (("row", TEXT, "roster", "row"),),
-                           {"roster": {"row": "roster seat"}})
-    return out
-
-def audit_brief(full):
-    """One rubric's audit of a study's match, in brief; with its text where it does not agree."""
-    rows = [(i + 1, r) for i, s in enumerate(full["seats"]) for r in s["figures"]]
-    fi = [r["same"] for _, r in rows if r["key"]["figure"] == "fitnessIndex"]
-    brief = {k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()}
-    brief.update(fitnessIndex=[fi.count(True), len(fi)],
-                 checksFailed=[c for c in full["checks"] if not c["agrees"]],
-                 differs=[{"seat": n, "figure": r["key"]["figure"], "published": r["published"],
-                           "recomputed": r["recomputed"]} for n, r in rows if r["same"] is False])
-    if full["exit"]:
-        out = io.StringIO()
-        print_audit(full, out)
-        brief.update(audit=full, text=out.getvalue())
-    return brief
-
-def study_match(mid, trials, seats, args, folder):
-    """One match: audited under each rubric its rows name, its rows tied to it."""
-    result = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in trials], "audits": [],
-              "rows": {"trials.csv": len(trials), "seats.csv": len(seats)}, "differences": []}
-    try:
-        source = SavedCopies(os.path.join(folder, mid)) if folder else Downloads(args.base, mid, args.save)
-        source.match_id = mid
-        versions = list(dict.fromkeys(r["rubric"] or None for r in trials + seats))
-        archive, report = read_match(source, versions[0])
-        reports = {versions[0]: report}
-        for v in versions[1:] + ([] if None in versions else [None]):
-            reports[v] = read_report(*source.report(v), archive["seats"], v)
-        result["audits"] += (audit_brief(audit(archive, reports[v])) for v in versions)
-        if isinstance(source, Downloads) and source.saved:
-            source.write_saved(None)
-        reports["default"] = {"rubric": reports[None]["rubric"]}
-        result["differences"] = tie_match(archive, reports, trials, seats)
-        if args.against is not None:  # compared now, while this match alone is in memory
-            prior = os.path.join(args.against, mid)
-            result["changes"] = [dict(c, file=mid + "/" + c["file"]) for c in against(source, prior)] \
-                if os.path.isdir(prior) else [change(mid, "(the match)", ABSENT, "read now")]
-    except Exception as err:  # Unreadable, or a record this script failed to foresee: unreadable
-        return dict(result, exit=2, error=str(err) if isinstance(err, Unreadable) else
-                    "cannot read the record (%s: %s)" % (type(err).__name__, err))
-    return dict(result, exit=max([a["exit"] for a in result["audits"]] + [1 if result["differences"] else 0]))
-
-def study_saved(folder):
-    """(address, UTC time) from a saved study's saved.json (either script's), or None."""
-    name = os.path.join(folder, "saved.json")
-    if not os.path.isfile(name): return None
-    about = checked(parse_json(read_file(name), name), "object", name)
-    return tuple(text(checked(field(about, k, name), "text", name + "." + k)) for k in ("address", "saved"))
-
-def read_study(target, args):
-    """The study's matches, folder, files, address and time saved: from a saved folder or the server."""
-    folder, rows, raws = target if os.path.isdir(target) else None, [], {}
-    if args.save and not folder and os.path.lexists(os.path.join(args.save, "saved.json")):
-        raise Unreadable("--save %s: that folder already holds a saved study (saved.json): save into "
-                          "another folder, or compare with --against" % args.save)
-    if not folder:
-        url, path = STUDY_TARGET.match(target).groups()
-        args.base = url if url and not args.explicit_base else args.base
-        address = args.base.rstrip("/") + path
-    for name, columns in (("trials.csv", TRIAL_COLUMNS), ("seats.csv", SEAT_COLUMNS)):
-        raws[name] = read_file(os.path.join(folder, name)) if folder else Downloads(
-            args.base, "", args.save).get(address + "/" + name, name, (name,))[0]
-        rows.append(read_study_csv(raws[name], name, columns))
-    address, saved_at = (study_saved(folder) or (None, None)) if folder else (address, None)
-    if args.save and not folder:  # the layout and schema recompute_study.py --save writes
-        files = {n: hashlib.sha256(r).hexdigest() for n, r in raws.items()}
-        Downloads(args.base, "", args.save).keep(("saved.json",), json.dumps({"script": "recompute.py",
-            "address": address, "files": files, "saved": utc_now()}, indent=1).encode("ascii") + b"\n")
-    return study_groups(*rows), folder, raws, address, saved_at
-
-def study_groups(trials, seats):
-    """{match: (its trials.csv rows, its seats.csv rows)}; each trial and seat once."""
-    keys, groups = {}, {}  # keys[(trial, arm)]: its trials.csv row, then its seats.csv rows
-    for name, rows, columns in (("trials.csv", trials, ("trial", "arm")),
-                                ("seats.csv", seats, ("trial", "arm", "seat"))):
-        for row in rows:
-            key = tuple(int(row[c]) for c in columns)
-            if key in keys or len(key) == 3 and key[:2] not in keys:
-                raise Unreadable("%s line %d: %s appears twice, or has no trials.csv row" % (
-                    name, row["line"], " ".join("%s %d" % pair for pair in zip(columns, key))))
-            keys[key] = []
-            keys[key[:2]].append(row)
-    for trial in (keys[(int(r["trial"]), int(r["arm"]))] for r in trials if r["match"]):
-        group = groups.setdefault(trial[0]["match"], ([], []))
-        group[0].append(trial[0])
-        group[1].extend(trial[1:])
-    return groups
-
-def audit_study(target, args):
-    """A study end to end: every match audited, every row tied to its record; --against, changes."""
-    old, changes, then = args.against, [], (None, None)
-    if old is not None and not os.path.isfile(os.path.join(old, "trials.csv")):
-        raise Unreadable("--against compares a study with a study folder --save wrote: %s" % text(old))
-    groups, folder, raws, address, saved_at = read_study(target, args)
-    if old is not None:
-        then = study_saved(old) or ("", None)
-        if address and then[0] and then[0].rpartition("/")[2] != address.rpartition("/")[2]:
-            raise Unreadable("--against: %s is a copy of %s, not of %s" % (old, then[0], address))
-        changes = [c for n, raw in raws.items() for c in csv_changes(n, read_file(os.path.join(old, n)), raw)]
-        changes += [change(n, "(the match)", "saved", ABSENT) for n in sorted(os.listdir(old))
-                    if MATCH_ID.match(n) and n not in groups]
-    if saved_at and not args.json:
-        put(sys.stdout.write, "saved copy of %s, saved %s (%s)" % (address, saved_at, text(target)))
-    results = study_matches(groups, args, folder)
-    changes += [c for r in results for c in r.pop("changes", [])]
-    differences = [d for r in results for d in r["differences"]]
-    totals = study_totals(results, differences)
-    status = max([r["exit"] for r in results] + [1 if changes else 0])
-    if args.json:
-        doc = {"study": target, "address": address, "savedAt": saved_at, "matches": results,
-               "differences": differences, "summary": totals, "exit": status}
-        if old:
-            doc["against"] = {"copy": old, "savedAt": then[1], "changes": changes}
-        json.dump(doc, sys.stdout, indent=1, ensure_ascii=True)
-        sys.stdout.write("\n")
-        return status
-    if old is not None:
-        sys.stdout.write("\n")
-        print_against(sys.stdout.write, old, then[1], changes)
-    print_study_summary(totals, results, differences, sys.stdout)
-    return status
-
-def study_matches(groups, args, folder):
-    """Each match of the study, args.jobs at a time, each printed in turn as it is done."""
-    results, tty, pool = [], sys.stderr.isatty(), ThreadPoolExecutor(max_workers=args.jobs)
-    try:
-        futures = [pool.submit(study_match, mid, t, s, args, folder) for mid, (t, s) in groups.items()]
-        for i, future in enumerate(futures):
-            if tty:
-                print("\rmatch %d/%d " % (i + 1, len(futures)), end="", file=sys.stderr, flush=True)
-            while wait([future], timeout=0.25).not_done:
-                pass  # a timed wait: Ctrl-C gets through whichever thread the signal reaches
-            r, futures[i] = future.result(), None
-            if tty:
-                sys.stderr.write("\r" + " " * 20 + "\r")
-            if "error" in r:
-                print(one_line("recompute.py: %s (trial %d arm %d): %s" % (r["match"], *r["trials"][0],
-                                                                           r["error"])), file=sys.stderr)
-            if not args.json:
-                print_study_match(r, sys.stdout)
-            results.append(r)
-    except KeyboardInterrupt:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
-    return results
-
-def study_totals(results, differences):
-    rows = {n: sum(r["rows"][n] for r in results if "error" not in r) for n in ("trials.csv", "seats.csv")}
-    fi = [a["fitnessIndex"] for r in results for a in r["audits"]]
-    return {"matches": len(results), "unreadable": [r["match"] for r in results if "error" in r],
-            "recompute": len([r for r in results if r["audits"] and not any(a["exit"] for a in r["audits"])]),
-            "fitnessIndexReproduced": sum(f[0] for f in fi), "seats": sum(f[1] for f in fi), "rows": rows,
-            "rowsAgree": {n: rows[n] - len({d["line"] for d in differences if d["file"] == n and d["line"]})
-                          for n in rows}, "columnsDiffer": len(differences)}
-
-def difference_line(d, with_line):
-    return clip("  %s(trial %d arm %d%s) %s: file %s, %s %s" % (
-        "%s line %s " % (d["file"], d["line"] or "(none)") if with_line else "", d["trial"], d["arm"],
-        "" if d["seat"] is None else " seat %d" % d["seat"], d["column"], clip(d["value"]) or "(empty)",
-        d["source"], clip(d["record"] or "(none)")), 100) + "\n"
-
-def print_study_match(result, out):
-    where = "trial %d arm %d" % tuple(result["trials"][0]) + (
-        " +%d" % (len(result["trials"]) - 1) if len(result["trials"]) > 1 else "")
-    for a in result["audits"]:
-        out.write("\n%s:\n%s\n" % (where, a["text"]) if "text" in a else clip(
-            "%s (%s) under %s: figures same %d of %d; checks agree %d of %d" % (
-                result["match"], where, a["rubric"], a["figuresSame"], a["figuresCompared"],
-                a["checksAgree"], a["checksMade"]), 100) + "\n")
-    out.writelines(difference_line(d, True) for d in result["differences"])
-
-def print_study_summary(t, results, differences, out):
-    out.write("\n%d matches, %d unreadable%s\n" % (
-        t["matches"], len(t["unreadable"]), ": " + ", ".join(t["unreadable"][:4]) if t["unreadable"] else ""))
-    out.write("matches that recompute: %d of %d; Fitness Index reproduced for %d of %d seats\n" % (
-        t["recompute"], t["matches"], t["fitnessIndexReproduced"], t["seats"]))
-    for r, a in ((r, a) for r in results for a in r["audits"]):
-        out.writelines("  %s seat %d %s: published %s, recomputed %s\n" % (r["match"], d["seat"], d["figure"],
-                       clip(text(d["published"])), clip(text(d["recomputed"]))) for d in a["differs"][:10])
-        if a["checksFailed"]:
-            out.write("  %s: %d checks of the archive's blocks fail\n" % (r["match"], len(a["checksFailed"])))
-    out.writelines("%s agrees with the records for %d of %d rows\n" % (n, t["rowsAgree"][n], t["rows"][n])
-                   for n in ("trials.csv", "seats.csv"))
-    if differences:
-        out.write("%d column%s:\n" % (len(differences), "s differ" if len(differences) > 1 else " differs"))
-        out.writelines(difference_line(d, False) for d in differences[:10])
-
 # ------------------------------------------------------- network and saving
 # A request has one deadline, a retry included: a timer then shuts its sockets, whatever they wait on.
 PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
 WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
 
 class Downloads:
-    """Reads a match's export pages and report from the platform (and a study's CSV files)."""
+    """Reads a match's export pages and report from the platform."""
     rubric = None
     def __init__(self, base, match_id, save_dir, base_named="--base"):
         self.api, self.match_id = base.rstrip("/") + "/api/matches/" + match_id, match_id
@@ -1285,7 +999,7 @@ class Downloads:
         self.opener = urllib.request.build_opener(Guarded(urllib.parse.urlsplit(base)[:2], base_named))
         self.end = time.monotonic() + DOWNLOAD_SECONDS
         copy = os.path.join(save_dir or "", match_id)
-        if save_dir is not None and match_id and os.path.lexists(copy):
+        if save_dir is not None and os.path.lexists(copy):
             raise Unreadable("--save: %s already holds a copy of %s; name another DIR or move it aside"
                               % (copy, match_id))
     def page(self, number):
@@ -1306,7 +1020,7 @@ class Downloads:
     def keep(self, save_as, raw):
         if self.save_dir is None: return
         try:  # every name here is the script's own: the match id was checked, save_as is fixed
-            save_copy(self.save_dir, (self.match_id,) + save_as if self.match_id else save_as, raw)
+            save_copy(self.save_dir, (self.match_id,) + save_as, raw)
         except OSError as err:
             raise Unreadable("--save: cannot write %s under %s (%s)"
                               % ("/".join(save_as), self.save_dir, err.strerror or err))
@@ -1433,6 +1147,7 @@ def failure_text(code, body, fallback):
 # ------------------------------------------------------------------ main
 ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
                      r"/?(?:[?#]\S*)?\Z")
+STUDY_ADDRESS = re.compile(r"(https?://[^/?#\s]+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?(?:[?#]\S*)?\Z")
 EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
 check fails or (--against) the record changed; 2 a record cannot be read (or a usage error);
 130 interrupted"""
@@ -1440,10 +1155,11 @@ check fails or (--against) the record changed; 2 a record cannot be read (or a u
 def sources_for(target, args):
     """(label, source) per match a target names: a saved folder or a folder of them, a match id or address."""
     target, address = target.strip(), ADDRESS.match(target.strip())
+    if STUDY_ADDRESS.match(target) or os.path.isdir(target) and folder_holds(target) == "study":
+        raise Unreadable("%s is a study, not a match: audit it end to end with "
+                          "recompute_study.py %s --matches" % (text(target), text(target)))
     if os.path.isdir(target):
         kind = folder_holds(target)
-        if kind == "study":
-            raise Unreadable("%s holds a saved study: audit it with recompute_study.py" % target)
         if kind is None:
             raise Unreadable("%s: no saved match here (expected export/1.json and report.json, "
                               "or folders of them, as --save writes)" % target)
@@ -1473,8 +1189,7 @@ def parse_args(argv):
     parser = Parser("recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
                     description="Recompute a daishi.ai match's published scores from its public record.")
     parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex digits), a "
-                        "match address (https://daishi.ai/matches/m_...), or a folder of saved copies; or "
-                        "one study address (https://daishi.ai/u/<handle>/studies/<id>) or saved study folder")
+                        "match address (https://daishi.ai/matches/m_...), or a folder of saved copies")
     parser.add_argument("--base", help="server to download from (default %s, or $%s)"
                         % (DEFAULT_BASE, BASE_ENV))
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
@@ -1482,8 +1197,6 @@ def parse_args(argv):
     parser.add_argument("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
     parser.add_argument("--all", action="store_true", help="every figure on its own row, not a table")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
-    parser.add_argument("--jobs", type=int, default=4, metavar="N",
-                        help="a study: audit N matches at a time (1 to 16, default 4)")
     args = parser.parse_args(argv)
     global TIMEOUT_SECONDS
     try:
@@ -1499,12 +1212,7 @@ def parse_args(argv):
     if parts.scheme not in ("http", "https") or not parts.netloc:
         parser.error("%s must be an http:// or https:// address, got %s"
                      % (args.base_named, shown(args.base)))
-    args.explicit_base, args.matches = args.base_named != "the default", [t.strip() for t in args.matches]
-    args.study = any(STUDY_TARGET.match(t) or os.path.isfile(os.path.join(t, "trials.csv"))
-                     for t in args.matches)
-    if args.study and len(args.matches) > 1:
-        parser.error("a study is audited alone: give one study address or folder")
-    if not 1 <= args.jobs <= 16: parser.error("--jobs must be from 1 to 16")
+    args.matches = [t.strip() for t in args.matches]
     return args
 
 def main(argv=None):
@@ -1515,10 +1223,7 @@ def main(argv=None):
         return fail("--json" in argv, "%s (see recompute.py --help)" % err)
     gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans it
     try:
-        return audit_study(args.matches[0], args) if args.study else audit_matches(args)
-    except Unreadable as err:
-        if not args.study: raise
-        return fail(args.json, "%s: %s" % (args.matches[0], err))
+        return audit_matches(args)
     finally:
         gc.enable()
 

@@ -7,12 +7,15 @@
                     and the recipe JSON, any mix (the address names the study)
     --save DIR      keep every file read in DIR, with saved.json (address, time, sha256 of each)
     --against OLD   list what changed since the copy --save wrote in OLD
+    --matches       the study end to end (§8): every trial's match audited by recompute.py, loaded
+                    from this script's own folder, every row tied to its record; --jobs N at a time
     --all           every figure on its own row    --json   one JSON document
 
 In the spec's order: constants; arithmetic and the Student t quantile; the study's terms; §3 each
 trial's value, each seat's index and grade; §4 comparisons; §5 arms and models; §6 how a figure
-prints; §7 figures, checks 1-25 as one table, the recompute; then the files, reporting, saved copies,
-the address, fetching, main; an appendix: SplitMix64 draws and the exact sign-flip count, fast.
+prints; §7 figures, checks 1-25 as one table, the recompute; §8 the study end to end; then the files,
+reporting, saved copies, the address, fetching, main; an appendix: SplitMix64 draws and the exact
+sign-flip count, fast. Without --matches the script stands alone and loads nothing.
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 --against finds a change; 2 the study cannot be read (still playing, no such study or a run set, no
@@ -20,10 +23,11 @@ reading on the profile, no recipe under the anytime rule, a network failure, a f
 documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. A download fails when
 not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Python 3.9+, stdlib only.
 """
-import argparse, csv, hashlib, http.client, io, json, math, operator, os, re, socket, ssl, sys
+import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, os, re, socket, ssl, sys
 import tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
 from itertools import accumulate, chain, islice, repeat
@@ -52,6 +56,11 @@ RETRY_PAUSE_SECONDS = 1.0
 
 class Unreadable(Exception):
     """The study cannot be read: one line for the user, exit status 2."""
+
+class Usage(Unreadable):
+    """An option that cannot be used as given: one line, exit status 2."""
+
+LOADED = []                 # recompute.py, once --matches has loaded it
 
 # --- arithmetic
 def mean_and_spread(units, scale):
@@ -323,6 +332,7 @@ def print_comparison_figure(x, places):
 # --- §7 figures and checks
 class Result:
     """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
+    matches = None          # §8, under --matches: each match's audit and its rows' differences
     def __init__(self):
         self.figures, self.checks, self.trust = [], [], []
     def figure(self, key, label, page, ours, same, difference=None, **more):
@@ -397,7 +407,7 @@ def comparison_figures(result, arm, label, ours, page, terms):
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place)."""
-    page_arms, models = _by_key(reading.get("arms"), "arm", int), model_figures(seats)
+    page_arms, models = _by_key(reading, "arms", "arm", int), model_figures(seats)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page_arms.get(arm, {}),
@@ -405,7 +415,7 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     for arm in sorted(set(page_arms) - set(terms.arms), key=str):
         figure_rows(result, {"arm": arm}, "arm %s (not in the files)" % arm, page_arms[arm],
                     [("n", None, None)])
-    page_models = _by_key(reading.get("models"), "model", str)
+    page_models = _by_key(reading, "models", "model", str)
     for model, (n, g, mean, ours) in models.items():
         figure_rows(result, {"model": model}, "model %s" % _label(model), page_models.get(model, {}),
                     [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)])
@@ -428,12 +438,21 @@ def value_figures(result, trials, seats, metric):
                       ours == page_units, None if ours is None else ours - page_units,
                       file="trials.csv", line=row["_line"])
 
-def _by_key(entries, key, kind):
-    """The page's entries by their key; one whose key is not of the kind (true is no arm) names nothing."""
-    found = {}
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and type(entry.get(key)) is kind:
-            found.setdefault(entry[key], entry)
+def _by_key(reading, part, key, kind):
+    """§6: the reading's entries of `part` by their key, one entry per key, each key of its kind (an arm
+    an integer: never 2.0, "2" or true); any other page is not of the documented form."""
+    entries, found = reading.get(part), {}
+    if entries is None: return found
+    at = "the profile JSON, the card's reading.%s" % part
+    if not isinstance(entries, list): raise Unreadable("%s is not a list" % at)
+    for i, entry in enumerate(entries):
+        value = entry.get(key) if isinstance(entry, dict) else entry
+        if type(value) is not kind or not isinstance(entry, dict):
+            raise Unreadable("%s[%d].%s: %s is not %s"
+                             % (at, i, key, _shown(value), "an integer" if kind is int else "a string"))
+        if value in found:
+            raise Unreadable("%s[%d]: a second entry for %s %s" % (at, i, key, _shown(value)))
+        found[value] = entry
     return found
 
 def first_fault(name, rows, test, message):
@@ -520,8 +539,8 @@ def recompute(study_id, trials, seats, reading, rho):
     for row in trials:
         labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
-    pages = _by_key(reading.get("comparisons"), "arm", int)
-    result.trust = ["each seat's scores as its match's report published them",
+    pages = _by_key(reading, "comparisons", "arm", int)
+    result.trust = [SEAT_SCORES,
                     "which trials played whole (whole_trial), the seats the model table reads"]
     if terms.compared:
         result.trust.append("which pairs each comparison read (pair, in_comparison): the page's own account")
@@ -543,12 +562,192 @@ def recompute(study_id, trials, seats, reading, rho):
                                                           terms.direction))
     return terms, result
 
+# --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
+MAX_MATCHES = 1000          # a study plays at most this many matches
+RECORD_KEYS = dict(fitness_index="fitnessIndex", map_coverage="mapCoverage")   # a seat metric's card key
+SEAT_SCORES = "each seat's scores as its match's report published them"     # trusted, unless --matches
+# records.md §2.2-2.3: the columns that name a record, by the part of it that holds them (column:key)
+TIED = {name: [(column, part, key or column) for part, columns in (p.split(": ") for p in spec.split("; "))
+               for column, _, key in (c.partition(":") for c in columns.split())]
+        for name, spec in {
+    "trials.csv": "archive: rounds_played:rounds rounds_planned:planned; default: rubric; focal: value",
+    "seats.csv": "agent: name model reputation aggression; "
+                 "meter: turns rounds_sat_out:roundsSatOut error_turns:errorTurns spend; "
+                 "metrics: rests:rest looks:look moves:move gathers:gather crafts:craft builds:build "
+                 "repairs:repair trains:train trades:trade attacks:attack raids:raid messages "
+                 "dormancies:dormant recoveries:awake; "
+                 "card: fitness_index:fitnessIndex grade rank status survival economy social adaptation "
+                 "competitiveness map_coverage:mapCoverage"}.items()}
+TEXT_COLUMNS = {"name", "model", "grade", "status", "rubric"}
+
+def by_trial(seats):
+    """{(trial, arm): its seat rows}, as the rows give them."""
+    seats_of = {}
+    for seat in seats:
+        seats_of.setdefault((seat["trial"], seat["arm"]), []).append(seat)
+    return seats_of
+
+def match_groups(trials, seats):
+    """{match: (its trials.csv rows, its seats.csv rows)}, matches in trial order."""
+    seats_of, groups = by_trial(seats), {}
+    for row in (row for row in trials if row["match"]):
+        group = groups.setdefault(row["match"], ([], []))
+        group[0].append(row)
+        group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
+    if len(groups) > MAX_MATCHES:
+        raise Unreadable("trials.csv names %d matches; a study plays at most %d (study.md §8)"
+                         % (len(groups), MAX_MATCHES))
+    return groups
+
+def same_as_record(value, record, column):
+    """records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
+    if record is None: return value == ""
+    if column in TEXT_COLUMNS: return value == record
+    return value != "" and type(record) in (int, float) and Decimal(value) == Decimal(repr(record))
+
+def tie_rows(name, rows, views):
+    """Each field of the rows that differs from its record (views: each row's parts of the record)."""
+    out = []
+    for row, view in zip(rows, views):
+        for column, part, key in TIED[name]:
+            record = view[part].get(key) if part in view else ""
+            if part in view and not same_as_record(row[column], record, column):
+                out.append({"file": name, "line": row["_line"], "trial": int(row["trial"]),
+                            "arm": int(row["arm"]), "seat": int(row["seat"]) if "seat" in row else None,
+                            "column": column, "value": row[column],
+                            "record": None if record is None else _shown(record),
+                            "source": "report" if part in ("card", "default", "focal") else "archive"})
+    return out
+
+def seat_views(archive, reports, seats):
+    """Each seat row's parts of the record: its roster agent, meter, metrics entry and scorecard."""
+    agents, metrics, views = archive["seats"], archive["metrics"] or {}, []
+    for seat in seats:
+        agent = agents[int(seat["seat"]) - 1]
+        entry = metrics.get(agent["id"]) or {}
+        counts = {key: entry[key] for key in entry.get("seen", ())}
+        if entry.get("seen", set()) & {"message", "message_private"}:
+            counts["messages"] = entry["message"] + entry["message_private"]
+        views.append({"agent": agent, "meter": agent["meter"] or {}, "metrics": counts,
+                      "card": reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]})
+    return views
+
+def trial_views(rc, archive, reports, trials, seats_of, metric):
+    """Each trials.csv row's parts of the record; on a seat metric, §3's value from the scorecards."""
+    views, key = [], RECORD_KEYS.get(metric, metric)
+    for row in trials:
+        view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
+        if metric in SEAT_METRICS and row["value"]:
+            cards = reports[row["rubric"] or None]["cards"]
+            focal = [cards[int(s["seat"]) - 1]["published"].get(key)
+                     for s in seats_of.get((row["trial"], row["arm"]), []) if s["focal"] == "true"]
+            view["focal"] = {"value": None if not focal or None in focal else
+                             rc.hu(rc.running_sum(focal) / len(focal), 3)}
+        views.append(view)
+    return views
+
+def roster_faults(mid, archive, trials, seats):
+    """§8: each trial of the match has one seat row per roster seat, and no more."""
+    roster, faults, seats_of = list(range(1, len(archive["seats"]) + 1)), [], by_trial(seats)
+    for row in trials:
+        numbers = [int(s["seat"]) for s in seats_of.get((row["trial"], row["arm"]), [])]
+        if numbers != roster:
+            faults.append("trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
+                          % (row["_line"], row["trial"], row["arm"], _seat_list(numbers), mid, len(roster)))
+    return faults
+
+def _seat_list(numbers):
+    return ", ".join(map(str, numbers[:8])) + (" ... (%d in all)" % len(numbers) if len(numbers) > 8 else "")
+
+def audit_brief(rc, full):
+    """One rubric's audit of a match in brief; with its text where it does not agree."""
+    rows = [(i + 1, r) for i, s in enumerate(full["seats"]) for r in s["figures"]]
+    brief = {k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()}
+    brief.update(checksFailed=[c for c in full["checks"] if not c["agrees"]],
+                 differs=[{"seat": n, "figure": r["key"]["figure"], "published": r["published"],
+                           "recomputed": r["recomputed"]} for n, r in rows if r["same"] is False])
+    if full["exit"]:
+        text = io.StringIO()
+        rc.print_audit(full, text)
+        brief["text"] = text.getvalue()
+    return brief
+
+def audit_match(rc, mid, trials, seats, metric, source):
+    """§8 for one match: audited under each rubric its rows name, its rows tied to its record."""
+    versions = list(dict.fromkeys(row["rubric"] or None for row in trials + seats))
+    unknown = [v for v in versions if v is not None and v not in rc.RUBRICS]
+    if unknown:
+        raise Unreadable("%s: its rows name rubric %s, which recompute.py does not read"
+                         % (mid, _shown(unknown[0])))
+    archive, report = rc.read_match(source, versions[0])
+    reports = {versions[0]: report}
+    for version in versions[1:] + [None] * (None not in versions):
+        reports[version] = rc.read_report(*source.report(version), archive["seats"], version)
+    named = [v for v in versions if v is not None] or [None]
+    audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
+    in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(archive["seats"])]
+    views = trial_views(rc, archive, reports, trials, by_trial(in_roster), metric)
+    differences = tie_rows("trials.csv", trials, views)
+    differences += tie_rows("seats.csv", in_roster, seat_views(archive, reports, in_roster))
+    return {"audits": audits, "differences": differences, "rows": {"trials.csv": len(trials),
+            "seats.csv": len(in_roster)}, "roster": roster_faults(mid, archive, trials, seats)}
+
+def end_to_end(rc, args, study, trials, seats, result):
+    """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
+    groups = match_groups(trials, seats)
+    named = Counter(row["match"] for row in trials if row["match"])
+    result.check("every trials.csv row with a value names its match", *_first(
+        "trials.csv line %d: trial %s arm %s has a value and names no match"
+        % (r["_line"], r["trial"], r["arm"]) for r in trials if r["value"] and not r["match"]))
+    result.check("no match is named by two trials.csv rows", *_first(
+        "trials.csv line %d: %s is named by %d rows" % (r["_line"], r["match"], named[r["match"]])
+        for r in trials if named[r["match"]] > 1))
+    result.matches = audit_all(rc, groups, args, study)
+    result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
+    faults = [fault for m in result.matches for fault in m["roster"]]
+    result.check("every match's roster has one seats.csv row per seat, and no more", *_first(
+        fault + (" (and %d more)" % (len(faults) - 1) if len(faults) > 1 else "") for fault in faults))
+    result.trust.remove(SEAT_SCORES)
+
+def _first(faults):
+    """(agrees, detail) of a check: the first fault, if any."""
+    fault = next(iter(faults), None)
+    return fault is None, fault
+
+def match_result(rc, mid, rows, args, study):
+    """One match's §8 audit as data; exit 2 with the reason where it cannot be read."""
+    out = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in rows[0]]}
+    try:
+        source = (rc.SavedCopies(os.path.join(study.folder, mid)) if study.folder
+                  else rc.Downloads(study.origin, mid, args.save, "the study's address"))
+        source.match_id = mid
+        out.update(audit_match(rc, mid, *rows, study.metric, source))
+        if args.against:
+            out["changes"] = match_changes(rc, source, mid, args.against)
+        if isinstance(source, rc.Downloads) and source.saved:
+            source.write_saved(None)
+    except Exception as error:  # Unreadable, or a record recompute.py failed to foresee
+        reason = str(error) if isinstance(error, (Unreadable, rc.Unreadable)) else \
+            "cannot read the record (%s: %s)" % (type(error).__name__, error)
+        return dict(out, audits=[], differences=[], roster=[], rows={"trials.csv": 0, "seats.csv": 0},
+                    exit=2, error=one_line(reason))
+    exits = [a["exit"] for a in out["audits"]] + [1 if out["differences"] or out["roster"] else 0]
+    return dict(out, exit=max(exits))
+
+def match_changes(rc, source, mid, old):
+    """--against: each of the match's files and fields that changed since the copy in OLD/<match>."""
+    prior = os.path.join(old, mid)
+    if not os.path.isdir(prior): return [(mid, "(the match)", "absent", "read")]
+    return [(mid + "/" + c["file"], c["path"], "absent" if c["change"] == "added" else c["old"],
+             "absent" if c["change"] == "removed" else c["new"]) for c in rc.against(source, prior)]
+
 # ---------------------------------------------------------------- the files
 # Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
 INTEGER, TENTHS, BOOLEAN, DECIMAL = r"-?[0-9]+", r"[0-9]+(\.[0-9])?", r"true|false", r"-?[0-9]+(\.[0-9]+)?"
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
-TRIALS = {"study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match": "", "map_seed": INTEGER,
+TRIALS = {"study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match": r"m_[0-9a-f]{12}",
+          "map_seed": INTEGER,
           "spawn_seed": INTEGER, "ended": "completed|failed|cancelled|stopped_short",
           "rounds_played": INTEGER, "rounds_planned": INTEGER, "resumed_at": INTEGER, "metric": "",
           "value": r"-?[0-9]+(\.[0-9]{1,3})?", "no_value": NO_VALUE, "pair": "in|out",
@@ -683,8 +882,11 @@ def _number_no_double_holds(document):
 def find_reading(profile, study_id):
     studies = profile.get("studies") if isinstance(profile, dict) else None
     if not isinstance(studies, list): raise Unreadable("the profile JSON has no list of studies")
-    card = next((c for c in studies if isinstance(c, dict) and c.get("id") == study_id), None)
-    if card is None: raise Unreadable("the profile holds no card for %s" % study_id)
+    cards = [c for c in studies if isinstance(c, dict) and c.get("id") == study_id]
+    if not cards: raise Unreadable("the profile holds no card for %s" % study_id)
+    if len(cards) > 1:
+        raise Unreadable("the profile holds %d cards for %s (one per study)" % (len(cards), study_id))
+    card = cards[0]
     if card.get("kind") == "runset":
         raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
     if isinstance(card.get("reading"), dict): return card, card["reading"]
@@ -763,16 +965,47 @@ def report_text(header, result, every):
     lines += ["", "checks"] + ["%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
                                                   "" if detail is None else " (%s)" % one_line(detail))
                                for number, (name, agrees, detail) in enumerate(result.checks, 1)]
+    lines += [] if result.matches is None else match_lines(result.matches)
     lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % _summary(result),
-              "checks that agree: %(checksAgree)d of %(checksMade)d made" % _summary(result),
-              "taken on trust:"] + ["  - " + one_line(item) for item in result.trust]
+              "checks that agree: %(checksAgree)d of %(checksMade)d made" % _summary(result)]
+    lines += [] if result.matches is None else [
+        "matches that recompute: %(matchesRecompute)d of %(matches)d named" % _summary(result),
+        "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
+            _summary(result)[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
+    lines += ["taken on trust:"] + ["  - " + one_line(item) for item in result.trust]
     return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
         line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
 
 def _summary(result):
-    return {"figuresSame": sum(1 for f in result.figures if f["same"]),
-            "figuresCompared": len(result.figures), "checksAgree": sum(1 for c in result.checks if c[1]),
-            "checksMade": len(result.checks)}
+    counts = {"figuresSame": sum(1 for f in result.figures if f["same"]),
+              "figuresCompared": len(result.figures), "checksAgree": sum(1 for c in result.checks if c[1]),
+              "checksMade": len(result.checks)}
+    if result.matches is None: return counts
+    differing = {(d["file"], d["line"]) for m in result.matches for d in m["differences"]}
+    rows = {n: sum(m["rows"][n] for m in result.matches) for n in ("trials.csv", "seats.csv")}
+    return dict(counts, matches=len(result.matches), matchesRecompute=sum(1 for m in result.matches
+                if m["audits"] and not any(a["exit"] for a in m["audits"])),
+                unreadable=[m["match"] for m in result.matches if "error" in m], rows=result.rows,
+                rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows})
+
+def match_lines(matches):
+    """§8: a line per match (its whole audit where it does not recompute), then each field that differs."""
+    lines, fields = [""], [d for m in matches for d in m["differences"]]
+    for m in matches:
+        where = "trial %d arm %d" % tuple(m["trials"][0]) + (
+            " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else "")
+        if "error" in m:
+            lines.append("%s (%s): cannot be read: %s" % (m["match"], where, m["error"]))
+        for a in m["audits"]:
+            lines += ["%s (%s) under %s: figures same %d of %d; checks agree %d of %d" % (
+                m["match"], where, a["rubric"], a["figuresSame"], a["figuresCompared"], a["checksAgree"],
+                a["checksMade"])] + (a["text"].rstrip("\n").split("\n") + [""] if "text" in a else [])
+    lines += ["", "%d row field%s differ%s from the match records:" % (
+        len(fields), "s" * (len(fields) > 1), "s" * (len(fields) == 1))] if fields else []
+    return lines + ["  %s line %d (trial %d arm %d%s) %s: file %s, %s %s" % (
+        d["file"], d["line"], d["trial"], d["arm"], "" if d["seat"] is None else " seat %d" % d["seat"],
+        d["column"], _clip(_shown(d["value"]), 24) or "(empty)", d["source"],
+        _clip(d["record"] or "(none)", 24)) for d in fields]
 
 def _json_figure(f):
     """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
@@ -786,6 +1019,8 @@ def report_json(study_id, address, sources, result, status, against):
     return json.dumps(dict({
         "script": SCRIPT, "exit": status, "study": study_id, "address": address, "sources": sources,
         "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
+        **({} if result.matches is None else {"matches": result.matches, "differences": [
+            d for m in result.matches for d in m["differences"]]}),
         "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
         "trusted": result.trust}, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
 
@@ -1063,12 +1298,18 @@ def parse_arguments(argv):
             ("--save DIR", "keep every file read in DIR, with saved.json "
                            "(address, time, sha256 of each file)"),
             ("--against OLD", "list what changed since the copy --save wrote in OLD"),
+            ("--matches", "audit every trial's match too, with recompute.py from this script's folder, "
+                          "and tie every row to its record (study.md §8)"),
+            ("--jobs N", "with --matches: N matches at a time (1 to 16, default 4)"),
             ("--all", "print every figure on its own row"),
             ("--json", "print the result as one JSON document")):
         flag, _, metavar = option.partition(" ")
         kind = {"metavar": metavar} if metavar else {"action": "store_true"}
         parser.add_argument(flag, help=text, **kind)
     args = parser.parse_args(argv)
+    if args.jobs is not None and not (args.jobs.isdigit() and 1 <= int(args.jobs) <= 16 and args.matches):
+        parser.error("--jobs takes a number from 1 to 16, with --matches")
+    args.jobs = int(args.jobs or 4)
     global TIMEOUT_SECONDS
     try:
         TIMEOUT_SECONDS = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
@@ -1094,7 +1335,41 @@ def read_study(sources, handle, study_id):
     recipe = sources.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id), "recipe %s" % recipe_id)
     return trials, seats, reading, read_rho(read_json(recipe, "the recipe JSON"), recipe_id)
 
+def load_recompute():
+    """recompute.py from this script's own folder, nothing on sys.path searched (--matches only)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recompute.py")
+    if not os.path.isfile(path):
+        raise Usage("--matches audits each match with recompute.py, and there is none beside this script "
+                    "in %s: put it there (curl -sO https://daishi.ai/recompute.py)" % os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location("recompute", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.TIMEOUT_SECONDS = TIMEOUT_SECONDS
+    LOADED.append(module)
+    return module
+
+def audit_all(rc, groups, args, study):
+    """Each match of the study, args.jobs at a time, in trial order; progress on a terminal."""
+    results, tty, pool = [], sys.stderr.isatty(), ThreadPoolExecutor(max_workers=args.jobs)
+    futures = [pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()]
+    for i, future in enumerate(futures):
+        if tty:
+            sys.stderr.write("\rmatch %d/%d " % (i + 1, len(futures)))
+            sys.stderr.flush()
+        while wait([future], timeout=0.25).not_done:
+            pass  # a timed wait: Ctrl-C reaches the main thread between two
+        results.append(future.result())
+        futures[i] = None
+        if "error" in results[-1]:
+            failed = results[-1]
+            sys.stderr.write("\r\x1b[K" * tty + one_line("%s: %s (trial %d arm %d): %s" % (
+                SCRIPT, failed["match"], *failed["trials"][0], failed["error"])) + "\n")
+    pool.shutdown()
+    if tty: sys.stderr.write("\r\x1b[K")
+    return results
+
 def run(args):
+    rc = load_recompute() if args.matches else None
     folder = args.address if os.path.isdir(args.address) else None
     saved = read_saved(folder, "") if folder else None
     origin, handle, study_id, address = parse_study_address(saved["address"] if saved else args.address)
@@ -1110,15 +1385,22 @@ def run(args):
     hashes = {name: hashlib.sha256(body).hexdigest() for name, body in sources.bodies.items()}
     record = {"script": SCRIPT, "address": address, "files": hashes,
               "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    sources.save(SAVED, SAVED, (json.dumps(record, indent=1) + "\n").encode("ascii"))
     terms, result = recompute(study_id, trials, seats, reading, rho)
     if saved:
         altered = sorted(n for n in hashes if n in saved["files"] and saved["files"][n] != hashes[n])
         result.check("the saved files are those %s lists (sha256)" % SAVED, not altered,
                      "changed since saved: %s" % ", ".join(altered) if altered else None)
     changes = changes_since(args.against, study_id, sources.bodies) if old else []
+    if rc is not None:
+        end_to_end(rc, args, argparse.Namespace(folder=folder, origin=origin, metric=terms.metric), trials,
+                   seats, result)
+        changes += [c for m in result.matches for c in m.pop("changes", [])]
+        read = {m["match"] for m in result.matches}
+        changes += [(name, "(the match)", "saved", "absent") for name in sorted(os.listdir(args.against))
+                    if re.fullmatch(r"m_[0-9a-f]{12}", name) and name not in read] if old else []
+    sources.save(SAVED, SAVED, (json.dumps(record, indent=1) + "\n").encode("ascii"))  # last: all else whole
     agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
-    status = 0 if agree and not changes else 1
+    status = max([0 if agree and not changes else 1] + [m["exit"] for m in result.matches or []])
     if args.json:
         print(report_json(study_id, address, sources.used, result, status, old and {
             "folder": args.against, "saved": old.get("saved"), "changes": [
@@ -1159,13 +1441,15 @@ def main(argv=None):
     args = parse_arguments(argv)
     try:
         return run(args)
-    except Unreadable as error:
+    except Usage as error:
         message = str(error)
+    except Unreadable as error:
+        message = "cannot read the study: %s" % error
     except BrokenPipeError:
         raise
     except Exception as error:  # a last resort: the checks above should leave nothing here
-        message = "unexpected failure (%s: %s)" % (type(error).__name__, error)
-    line = one_line("%s: cannot read the study: %s" % (SCRIPT, message))
+        message = "cannot read the study: unexpected failure (%s: %s)" % (type(error).__name__, error)
+    line = one_line("%s: %s" % (SCRIPT, message))
     print(line, file=sys.stderr)
     if args.json:
         print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
@@ -1305,9 +1589,15 @@ if __name__ == "__main__":
     try:
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        for part in [p for rc in LOADED for p in list(rc.PARTS)]:
+            LOADED[0].quietly(os.unlink, part)
+        print("interrupted", file=sys.stderr, flush=True)
+        os._exit(130)
     except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)

@@ -4,8 +4,10 @@
 Generates the study in a temporary folder by copying the six matches of the
 fixtures' linked study under new ids (and their trials.csv and seats.csv rows
 under new trial numbers), serves it from tests/loopback.py, and runs
-`recompute.py STUDY_ADDRESS --jobs N` as a user would. Reports the wall time
-and the audit's peak resident memory (the child's ru_maxrss).
+`recompute_study.py ADDRESS --matches --jobs N` as a user would. Reports the wall
+time and the audit's peak resident memory (the child's ru_maxrss). The profile's
+card is the fixture's, so the page's figures and counts differ from the files'
+(exit 1): what is timed is the audit of every match and row.
 
 Run: python3 bench/bench_study_audit.py [--matches 1000] [--jobs 4]
 """
@@ -57,6 +59,8 @@ def generate(root, count):
             target.write_text(path.read_text().replace(old, new))
     folder = root / STUDY.lstrip("/")
     folder.mkdir(parents=True)
+    profile = (REPO / "fixtures" / "u" / "linked-lab.json").read_text().replace("s_9f54f5e8", "s_0000be4c")
+    (root / "u" / "bench.json").write_text(profile.replace('"linked-lab"', '"bench"'))
     for name, rows in (("trials.csv", out_t), ("seats.csv", out_s)):
         buffer = io.StringIO()
         csv.writer(buffer, lineterminator="\n").writerows(rows)
@@ -73,11 +77,12 @@ def main():
         generate(root, args.matches)
         with Platform(root) as platform:
             started = time.monotonic()
-            out = subprocess.run([sys.executable, str(REPO / "recompute.py"), "--base", platform.url,
-                                  STUDY, "--jobs", str(args.jobs)], capture_output=True, text=True)
+            out = subprocess.run([sys.executable, str(REPO / "recompute_study.py"), platform.url + STUDY,
+                                  "--matches", "--jobs", str(args.jobs)], capture_output=True, text=True)
             elapsed = time.monotonic() - started
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        print(out.stdout.strip().splitlines()[-4] if out.stdout.strip() else out.stderr.strip())
+        lines = out.stdout.strip().splitlines()
+        print("\n".join(l for l in lines if l.startswith(("matches that", "rows that"))) or out.stderr.strip())
         print("%d matches, --jobs %d: exit %d, %.1f s, peak memory %.0f MB (Python %s)" % (
             args.matches, args.jobs, out.returncode, elapsed, peak_kb / 1024, sys.version.split()[0]))
     finally:

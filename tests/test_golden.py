@@ -55,8 +55,8 @@ def cases():
             out += [("%s %s %s" % (where, address, " ".join(v) or "text"), "recompute_study", root,
                      ["{base}" + address] + v) for v in views(where)]
         for address in linked:
-            out += [("%s %s end to end %s" % (where, address, " ".join(v) or "text"), "recompute", root,
-                     ["--base", "{base}", "--jobs", "2", "{base}" + address] + v) for v in views(where)]
+            out += [("%s %s end to end %s" % (where, address, " ".join(v) or "text"), "recompute_study", root,
+                     ["{base}" + address, "--matches", "--jobs", "2"] + v) for v in views(where)]
     return out
 
 

@@ -293,7 +293,7 @@ def test_match_save_never_writes_through_a_symlink(tmp_path, link):
 
 
 def test_study_audit_save_never_writes_through_a_symlink(tmp_path):
-    """recompute.py on a study: trials.csv is replaced, not followed; a match whose DIR/<id>
+    """recompute_study.py --matches: trials.csv is replaced, not followed; a match whose DIR/<id>
     is a link is refused (exit 2) and the others are saved whole, each with saved.json."""
     study, taken = "/u/linked-lab/studies/s_9f54f5e8", "m_4be7ac37a1d7"
     outside, save = tmp_path / "outside", tmp_path / "save"
@@ -303,7 +303,7 @@ def test_study_audit_save_never_writes_through_a_symlink(tmp_path):
     (save / "trials.csv").symlink_to(outside / "trials.csv")
     (save / taken).symlink_to(outside)
     with Platform(FIXTURES) as p:
-        o = run_main(load_script("recompute"), ["--base", p.url, study, "--save", str(save)])
+        o = run_main(load_script("recompute_study"), [p.url + study, "--matches", "--save", str(save)])
     assert o.code == 2 and "%s (trial 1 arm 0): --save: " % taken in o.err and "already holds" in o.err, o.err
     assert sorted(os.listdir(str(outside))) == ["trials.csv"] and (outside / "trials.csv").read_text() == "mine"
     assert not (save / "trials.csv").is_symlink() and (save / "trials.csv").read_bytes() == (
@@ -372,7 +372,7 @@ def test_closed_stdout_is_a_quiet_exit_141(kind):
 
 
 def test_study_audit_ctrl_c_with_save_is_exit_130_nothing_half_saved(tmp_path, stop):
-    """recompute.py on a study, --jobs 4 and --save, one match's report hanging: Ctrl-C ends
+    """recompute_study.py --matches, --jobs 4 and --save, one match's report hanging: Ctrl-C ends
     at once with `interrupted`; the hanging match has no report and no saved.json, no temporary
     file is left, and every match with saved.json is whole."""
     study, hung = "/u/linked-lab/studies/s_9f54f5e8", "m_4be7ac37a1d7"
@@ -380,8 +380,8 @@ def test_study_audit_ctrl_c_with_save_is_exit_130_nothing_half_saved(tmp_path, s
     hang = trickle(stop, lambda: itertools.chain([b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"],
                                                  itertools.repeat(b" ")), 0.2)
     with Platform(FIXTURES, faults={path: hang}) as p:
-        child = subprocess.Popen([sys.executable, str(REPO / "recompute.py"), "--base", p.url, study,
-                                  "--save", str(save)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        child = subprocess.Popen([sys.executable, str(REPO / "recompute_study.py"), p.url + study, "--matches",
+                                  "--jobs", "4", "--save", str(save)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  env=dict(os.environ, DAISHI_TIMEOUT="50"))
         deadline = time.monotonic() + 20
         while not any(r.startswith(path) for r in p.requests) and time.monotonic() < deadline:

@@ -1544,10 +1544,10 @@ def hostile_root(tmp_path, study, trials=None, seats=None, prof=None, rec=None):
     return root
 
 
-def path_named_trials():
-    rows = set_cells(csv_rows(KIM, "trials.csv"), "study", "../../../evil")
-    rows = set_cells(rows, "arm_label", "../../../evil.csv")
-    rows = set_cells(rows, "match", "/tmp/evil")
+def path_named_trials(**cells):
+    rows = csv_rows(KIM, "trials.csv")
+    for column, value in cells.items():
+        rows = set_cells(rows, column, value)
     return write_rows(rows).encode("utf-8")
 
 
@@ -1563,8 +1563,10 @@ def path_named_profile(study):
 SAVE_RECORDS = [
     ("clean, fixed rule", 0, KIM, lambda: {}, {"trials.csv", "seats.csv", "profile.json", "saved.json"}),
     ("clean, anytime rule", 0, ANA, lambda: {}, {"trials.csv", "seats.csv", "profile.json", "recipe.json", "saved.json"}),
-    ("rows naming paths", 1, KIM, lambda: {"trials": path_named_trials()},
+    ("rows naming paths", 1, KIM, lambda: {"trials": path_named_trials(study="../../../evil",
+                                                                         arm_label="../../../evil.csv")},
      {"trials.csv", "seats.csv", "profile.json", "saved.json"}),
+    ("a match naming a path", 2, KIM, lambda: {"trials": path_named_trials(match="/tmp/evil")}, {"trials.csv"}),
     ("profile naming paths", 0, KIM, lambda: {"prof": path_named_profile(KIM)},
      {"trials.csv", "seats.csv", "profile.json", "saved.json"}),
     ("recipe id a path", 2, ANA, lambda: {"prof": dict(profile(ANA), studies=[

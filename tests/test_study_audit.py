@@ -1,4 +1,5 @@
-"""recompute.py on a study end to end: every trial's match audited, every row tied to its record."""
+"""recompute_study.py --matches: a study end to end, every trial's match audited by recompute.py and
+every row tied to its record (study.md §8), read once by the study script's own reader."""
 import csv
 import hashlib
 import io
@@ -16,15 +17,12 @@ from loopback import Platform
 STUDY = "/u/linked-lab/studies/s_9f54f5e8"   # fixtures: a series of 6 matches, 4 seats each
 STUDY_DIR = FIXTURES / STUDY.lstrip("/")
 M1 = "m_4be7ac37a1d7"                         # trial 1 arm 0
+M2 = "m_7ec03a773300"                         # trial 2 arm 0
+PAIRED = "/u/kim/studies/s_eee65f53"          # fixtures: a paired study (no match records bundled)
 
 
-def unwrapped(text):
-    """A line put() wrapped at 100 columns (at a space, with ` \\`) joined again."""
-    return text.replace(" \\\n    ", " ")
-
-
-def run(platform, *args):
-    return run_script("recompute.py", "--base", platform.url, *args)
+def run(platform, path, *args):
+    return run_script("recompute_study.py", platform.url + path, "--matches", *args)
 
 
 def findings(document):
@@ -55,69 +53,89 @@ def expected_findings(study):
     return out
 
 
-def test_every_linked_study_comes_out_as_the_manifest_says(conformance, conformance_platform):
+def flat(text):
+    """Text with its line breaks and wrapping undone, for lines a long folder name wraps."""
+    return " ".join(text.split())
+
+
+def failed_checks(document):
+    return [c["check"] for c in document["checks"] if not c["agrees"]]
+
+
+def test_every_linked_study_comes_out_as_the_manifest_says(conformance, conformance_platform, tmp_path):
     manifest = json.loads((conformance / "linked_manifest.json").read_text())
     assert len(manifest["studies"]) == 8
     for study in manifest["studies"]:
-        out = run(conformance_platform, study["url"], "--json")
+        saved = tmp_path / study["address"].rsplit("/", 1)[1]
+        out = run(conformance_platform, study["address"], "--json", "--save", saved)
         assert out.returncode == study["endToEndExit"], (study["address"], out.stderr)
         document = json.loads(out.stdout)
         assert document["exit"] == study["endToEndExit"]
         assert findings(document) == expected_findings(study), study["address"]
         assert document["summary"]["matches"] == len(study["matches"])
+        assert failed_checks(document) == []   # the files agree with each other and the page
         if study["endToEnd"] == "unreadable":
             missing = study["findings"][0]["match"]
             assert missing in out.stderr and out.stderr.count("\n") == 1
+        offline = run_script("recompute_study.py", saved, "--matches", "--json")
+        assert offline.returncode == study["endToEndExit"], (study["address"], offline.stderr)
+        unflagged = lambda found: {f[:4] if f[0] == "missing" else f for f in found}   # offline: no 404
+        assert unflagged(findings(json.loads(offline.stdout))) == unflagged(expected_findings(study))
 
 
 def test_linked_text_output_names_the_column(conformance, conformance_platform):
     out = run(conformance_platform, "/u/linked-tamper/studies/s_a05e5269")
     assert out.returncode == 1, out.stderr
-    assert "  seats.csv line 9 (trial 1 arm 1 seat 4) gathers: file 4, archive 3\n" in out.stdout
-    assert "seats.csv agrees with the records for 31 of 32 rows\n" in out.stdout
-    assert "1 column differs:\n  (trial 1 arm 1 seat 4) gathers: file 4, archive 3\n" in out.stdout
+    assert ("\n1 row field differs from the match records:\n"
+            "  seats.csv line 9 (trial 1 arm 1 seat 4) gathers: file 4, archive 3\n") in out.stdout
+    assert "rows that agree with their match's record: trials.csv 8 of 8, seats.csv 31 of 32\n" in out.stdout
 
 
 def test_fixture_study_audits_clean(fixtures_platform):
-    out = run(fixtures_platform, "https://daishi.ai" + STUDY)
+    out = run(fixtures_platform, STUDY)
     assert out.returncode == 0, out.stderr
     assert out.stderr == ""
-    assert "%s (trial 1 arm 0) under 2.4: figures same" % M1 in out.stdout
-    assert "\n6 matches, 0 unreadable\n" in out.stdout
-    assert "matches that recompute: 6 of 6; Fitness Index reproduced for 24 of 24 seats\n" in out.stdout
-    assert "trials.csv agrees with the records for 6 of 6 rows\n" in out.stdout
-    assert "seats.csv agrees with the records for 24 of 24 rows\n" in out.stdout
+    assert "\n%s (trial 1 arm 0) under 2.4: figures same 68 of 68; checks agree 68 of 68\n" % M1 in out.stdout
+    assert "\nmatches that recompute: 6 of 6 named\n" in out.stdout
+    assert "\nrows that agree with their match's record: trials.csv 6 of 6, seats.csv 24 of 24\n" in out.stdout
+    assert "each seat's scores as its match's report published them" not in out.stdout
     assert all(len(line) <= 100 for line in out.stdout.splitlines())
     asked = [r for r in fixtures_platform.requests if r.startswith("/api/matches/%s/report" % M1)]
-    assert sorted(asked) == ["/api/matches/%s/report" % M1, "/api/matches/%s/report?rubric=2.4" % M1]
+    assert sorted(asked)[-2:] == ["/api/matches/%s/report" % M1, "/api/matches/%s/report?rubric=2.4" % M1]
 
 
-def copy_study(tmp_path):
+def copy_study(tmp_path, study=STUDY):
     """A served root of changed files, laid over the fixtures."""
     root = tmp_path / "root"
-    shutil.copytree(STUDY_DIR, root / STUDY.lstrip("/"))
+    shutil.copytree(FIXTURES / study.lstrip("/"), root / study.lstrip("/"))
     return root
 
 
-def edit_csv(path, line, column, value):
+def edit_csv(path, edits):
+    """edits: {(line, column): value}; a line of None removes the column."""
     rows = list(csv.reader(io.StringIO(path.read_text(), newline="")))
-    rows[line - 1][rows[0].index(column)] = value
+    for (line, column), value in edits.items():
+        lines = range(2, len(rows) + 1) if line == "every" else [line]
+        index = rows[0].index(column)
+        for n in lines:
+            rows[n - 1][index] = value(rows[n - 1][index]) if callable(value) else value
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(rows)
     path.write_text(buffer.getvalue())
 
 
-def run_with_one_field(tmp_path, name, line, column, value):
-    """The study audited with one field of trials.csv or seats.csv changed."""
+def run_edited(tmp_path, trials=None, seats=None, *args):
     root = copy_study(tmp_path)
-    edit_csv(root / STUDY.lstrip("/") / name, line, column, value)
+    for name, edits in (("trials.csv", trials), ("seats.csv", seats)):
+        if edits:
+            edit_csv(root / STUDY.lstrip("/") / name, edits)
     with Platform(root, FIXTURES) as platform:
-        return run(platform, STUDY)
+        return run(platform, STUDY, "--json", *args)
 
 
 def test_a_changed_seats_value_and_a_changed_report_figure_are_caught_by_name(tmp_path):
     root = copy_study(tmp_path)
-    edit_csv(root / STUDY.lstrip("/") / "seats.csv", 3, "gathers", "141")     # trial 1 arm 0 seat 2: 140
+    edit_csv(root / STUDY.lstrip("/") / "seats.csv", {(3, "gathers"): "141"})   # trial 1 arm 0 seat 2: 140
     match = root / "api" / "matches" / M1
     for name in ("report.json", "report/2.4.json"):
         report = json.loads((FIXTURES / "api" / "matches" / M1 / name).read_text())
@@ -130,30 +148,191 @@ def test_a_changed_seats_value_and_a_changed_report_figure_are_caught_by_name(tm
         document = json.loads(run(platform, STUDY, "--json").stdout)
     assert out.returncode == 1, out.stderr
     assert "  seats.csv line 3 (trial 1 arm 0 seat 2) gathers: file 141, archive 140\n" in out.stdout
-    assert "  %s seat 3 wealth: published 351.51, recomputed 351.5\n" % M1 in out.stdout
-    assert "matches that recompute: 5 of 6; Fitness Index reproduced for 24 of 24 seats\n" in out.stdout
-    assert "seats.csv agrees with the records for 23 of 24 rows\n" in out.stdout
+    assert "\nDIFFERS a_3 wealth: published 351.51, recomputed 351.5, -1 in the last place\n" in out.stdout
+    assert "\nmatches that recompute: 5 of 6 named\n" in out.stdout
+    assert "trials.csv 6 of 6, seats.csv 23 of 24\n" in out.stdout
     assert all(len(line) <= 100 for line in out.stdout.splitlines())
     assert document["exit"] == 1
     assert findings(document) == {
         ("column", "seats.csv", 1, 0, 2, "gathers", "141", "140"),
         ("figure", M1, 1, 0, 3, "wealth", 351.51, 351.5),
     }
+    assert document["summary"]["rowsAgree"] == {"trials.csv": 6, "seats.csv": 23}
 
 
 def test_trials_fields_are_tied_too(tmp_path):
-    root = copy_study(tmp_path)
-    trials = root / STUDY.lstrip("/") / "trials.csv"
-    edit_csv(trials, 2, "rounds_planned", "401")
-    edit_csv(trials, 3, "value", "0.309")
-    with Platform(root, FIXTURES) as platform:
-        document = json.loads(run(platform, STUDY, "--json").stdout)
-    assert document["exit"] == 1
+    out = run_edited(tmp_path, {(2, "rounds_planned"): "401", (3, "value"): "0.309"})
+    document = json.loads(out.stdout)
+    assert out.returncode == 1 and document["exit"] == 1
     assert findings(document) == {
         ("column", "trials.csv", 1, 0, None, "rounds_planned", "401", "400"),
         ("column", "trials.csv", 2, 0, None, "value", "0.309", "0.308"),
     }
 
+
+def test_a_number_is_the_records_same_number_not_one_a_float_rounds_to(tmp_path):
+    """`140.0` is 140; `140.000000000000001` (which float() reads as 140) is not."""
+    longer = lambda digits: lambda v: v + digits if "." in v else v + "." + digits
+    out = run_edited(tmp_path, None, {(3, "reputation"): longer("0"), (4, "spend"): longer("00")})
+    assert out.returncode == 0, out.stdout[-2000:]
+    out = run_edited(tmp_path / "b", None, {(3, "reputation"): longer("000000000000001")})
+    document = json.loads(out.stdout)
+    assert out.returncode == 1
+    assert [(d["line"], d["column"]) for d in document["differences"]] == [(3, "reputation")]
+
+
+# ------------------------------------------------- what the looser reader let through (issue cases)
+
+def test_blanked_matches_fail_a_check_never_fewer_rows(tmp_path):
+    """Every `match` blanked and values raised: the check names the first row, the values differ."""
+    out = run_edited(tmp_path, {("every", "match"): "", ("every", "value"): lambda v: "%.3f" % (float(v) + 0.3)})
+    document = json.loads(out.stdout)
+    assert out.returncode == 1
+    assert "every trials.csv row with a value names its match" in failed_checks(document)
+    assert document["summary"]["matches"] == 0
+    assert {f["key"].get("figure") for f in document["figures"] if not f["same"]} >= {"value"}
+    out = run_edited(tmp_path / "b", {(3, "match"): ""})    # one row only: that row named
+    document = json.loads(out.stdout)
+    check = [c for c in document["checks"] if c["check"].startswith("every trials.csv row with a value")][0]
+    assert out.returncode == 1 and check["detail"] == "trials.csv line 3: trial 2 arm 0 has a value and names no match"
+    assert document["summary"]["matches"] == 5
+
+
+def test_one_match_named_by_two_rows_fails_its_check(tmp_path):
+    out = run_edited(tmp_path, {(3, "match"): M1})
+    document = json.loads(out.stdout)
+    assert out.returncode == 1
+    check = [c for c in document["checks"] if c["check"] == "no match is named by two trials.csv rows"][0]
+    assert check == {"check": "no match is named by two trials.csv rows", "agrees": False,
+                     "detail": "trials.csv line 2: %s is named by 2 rows" % M1}
+    assert document["summary"]["matches"] == 5
+    assert any(d["trial"] == 2 for d in document["differences"])   # trial 2's rows are not M1's record
+
+
+def test_another_studys_files_at_this_address_fail(tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "u", root / "u")
+    for name in ("trials.csv", "seats.csv"):
+        text = (STUDY_DIR / name).read_text().replace("s_9f54f5e8", "s_9f54f5e9")
+        (root / STUDY.lstrip("/") / name).write_text(text)
+    with Platform(root, FIXTURES) as platform:
+        out = run(platform, STUDY, "--json")
+    assert out.returncode == 1
+    assert "every trials.csv and seats.csv row names this study" in failed_checks(json.loads(out.stdout))
+
+
+def test_seats_without_study_and_canary_columns_is_unreadable(tmp_path):
+    root = copy_study(tmp_path)
+    path = root / STUDY.lstrip("/") / "seats.csv"
+    rows = list(csv.reader(io.StringIO(path.read_text(), newline="")))
+    rows = [list(reversed(row[1:-1])) for row in rows]
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    path.write_text(buffer.getvalue())
+    with Platform(root, FIXTURES) as platform:
+        out = run(platform, STUDY)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("recompute_study.py: cannot read the study: seats.csv line 1: the header is not")
+    assert not [r for r in platform.requests if r.startswith("/api/")]
+
+
+def test_trials_cut_inside_its_last_canary_fails_the_canary_check():
+    body = (STUDY_DIR / "trials.csv").read_bytes().rstrip(b"\n")[:-10]
+
+    def close_delimited(handler):   # no Content-Length: the answer ends where the connection does
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/csv")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.wfile.write(body)
+        handler.close_connection = True
+
+    with Platform(FIXTURES, faults={STUDY + "/trials.csv": close_delimited}) as platform:
+        out = run(platform, STUDY, "--json")
+    document = json.loads(out.stdout)
+    assert out.returncode == 1
+    check = document["checks"][0]
+    assert check == {"check": "canary on every trials.csv row", "agrees": False,
+                     "detail": "trials.csv line 7: canary missing or altered"}
+
+
+def test_a_metric_written_with_a_space_is_not_a_seat_score_and_fails(tmp_path):
+    out = run_edited(tmp_path, {("every", "metric"): "map_coverage "})
+    document = json.loads(out.stdout)
+    assert out.returncode == 1
+    assert "the page's metric is the files'" in failed_checks(document)
+    assert any("not a seat score" in t for t in document["trusted"])
+
+
+def test_a_roster_seat_with_no_row_and_a_row_past_the_roster_fail_the_roster_check(tmp_path):
+    root = copy_study(tmp_path)
+    path = root / STUDY.lstrip("/") / "seats.csv"
+    lines = path.read_text().splitlines(True)
+    path.write_text("".join(lines[:3] + lines[4:]))   # trial 1 arm 0 loses seat 3
+    with Platform(root, FIXTURES) as platform:
+        document = json.loads(run(platform, STUDY, "--json").stdout)
+    check = [c for c in document["checks"] if c["check"].startswith("every match's roster")][0]
+    assert check["agrees"] is False
+    assert check["detail"] == ("trials.csv line 2: trial 1 arm 0 has seat rows 1, 2, 4; %s's roster has 4 seats" % M1)
+    assert document["exit"] == 1
+
+
+def test_more_than_1000_matches_is_refused_before_any_is_fetched(tmp_path):
+    root = copy_study(tmp_path)
+    folder = root / STUDY.lstrip("/")
+    trials = list(csv.reader(io.StringIO((folder / "trials.csv").read_text(), newline="")))
+    seats = list(csv.reader(io.StringIO((folder / "seats.csv").read_text(), newline="")))
+    t_rows, s_rows = [trials[0]], [seats[0]]
+    for n in range(1, 1002):
+        row = list(trials[1])
+        row[1], row[4] = str(n), "m_%012x" % n
+        t_rows.append(row)
+        seat = list(seats[1])
+        seat[1] = str(n)
+        s_rows.append(seat)
+    for name, rows in (("trials.csv", t_rows), ("seats.csv", s_rows)):
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(rows)
+        (folder / name).write_text(buffer.getvalue())
+    with Platform(root, FIXTURES) as platform:
+        out = run(platform, STUDY)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == ("recompute_study.py: cannot read the study: trials.csv names 1001 matches; "
+                          "a study plays at most 1000 (study.md §8)\n")
+    assert not [r for r in platform.requests if r.startswith("/api/")]
+
+
+def test_matches_needs_recompute_py_beside_the_script(tmp_path, fixtures_platform):
+    shutil.copy(REPO / "recompute_study.py", tmp_path / "recompute_study.py")
+    out = subprocess.run([sys.executable, str(tmp_path / "recompute_study.py"), fixtures_platform.url + STUDY,
+                          "--matches"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "curl -sO https://daishi.ai/recompute.py" in out.stderr
+    alone = subprocess.run([sys.executable, str(tmp_path / "recompute_study.py"), fixtures_platform.url + STUDY],
+                           capture_output=True, text=True, timeout=60)
+    assert alone.returncode == 0, alone.stderr   # without --matches it stands alone
+
+
+def test_recompute_py_refuses_a_study_naming_the_command():
+    with Platform(FIXTURES) as platform:
+        for target in (platform.url + STUDY, STUDY, str(STUDY_DIR)):
+            out = run_script("recompute.py", "--base", platform.url, target)
+            assert out.returncode == 2 and out.stdout == ""
+            assert out.stderr == ("recompute.py: %s is a study, not a match: audit it end to end with "
+                                  "recompute_study.py %s --matches\n" % (target, target))
+    assert platform.requests == []
+    assert run_script("recompute.py", M1, "--jobs", "2").returncode == 2
+
+
+def test_jobs_needs_matches_and_a_number(fixtures_platform):
+    for args in (["--jobs", "2"], ["--matches", "--jobs", "0"], ["--matches", "--jobs", "17"], ["--matches", "--jobs", "x"]):
+        out = run_script("recompute_study.py", fixtures_platform.url + STUDY, *args)
+        assert out.returncode == 2 and "--jobs" in out.stderr, args
+    out = run(fixtures_platform, STUDY, "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+
+
+# ------------------------------------------------- saved copies, --against
 
 def test_saved_study_re_audits_offline(fixtures_platform, tmp_path):
     saved = tmp_path / "saved"
@@ -161,24 +340,22 @@ def test_saved_study_re_audits_offline(fixtures_platform, tmp_path):
     assert out.returncode == 0, out.stderr
     assert (saved / "trials.csv").read_bytes() == (STUDY_DIR / "trials.csv").read_bytes()
     assert (saved / M1 / "export" / "1.json").is_file() and (saved / M1 / "report" / "2.4.json").is_file()
-    about = json.loads((saved / "saved.json").read_text())   # the schema recompute_study.py --save writes
-    assert sorted(about) == ["address", "files", "saved", "script"]
+    assert (saved / M1 / "saved.json").is_file()
+    about = json.loads((saved / "saved.json").read_text())
     assert about["address"] == fixtures_platform.url + STUDY and re.fullmatch(r"[-0-9]{10}T[:0-9]{8}Z", about["saved"])
     assert about["files"] == {n: hashlib.sha256((STUDY_DIR / n).read_bytes()).hexdigest()
-                              for n in ("trials.csv", "seats.csv")}
-    offline = run_script("recompute.py", saved, "--base", "http://127.0.0.1:9")   # nothing listens there
+                              for n in ("trials.csv", "seats.csv")} | {
+        "profile.json": hashlib.sha256((FIXTURES / "u" / "linked-lab.json").read_bytes()).hexdigest()}
+    offline = run_script("recompute_study.py", saved, "--matches")
     assert offline.returncode == 0, offline.stderr
-    first, rest = unwrapped(offline.stdout).split("\n", 1)
-    assert all(len(line) <= 100 for line in offline.stdout.splitlines())
-    assert first == "saved copy of %s, saved %s (%s)" % (about["address"], about["saved"], saved)
-    assert rest == out.stdout
+    tail = lambda text: text[text.index("\nmatches that recompute"):]
+    assert tail(offline.stdout) == tail(out.stdout)
+    assert offline.stdout.count(" under 2.4: figures same 68 of 68") == 6
     again = run(fixtures_platform, STUDY, "--save", saved)
     assert again.returncode == 2 and again.stdout == ""
-    assert again.stderr == ("recompute.py: %s: --save %s: that folder already holds a saved study (saved.json): "
-                            "save into another folder, or compare with --against\n" % (STUDY, saved))
-    assert json.loads((saved / "saved.json").read_text()) == about
+    assert "that folder already holds a saved study" in again.stderr
     (saved / M1 / "report" / "2.4.json").unlink()
-    broken = run_script("recompute.py", saved)
+    broken = run_script("recompute_study.py", saved, "--matches")
     assert broken.returncode == 2
     assert "%s (trial 1 arm 0): " % M1 in broken.stderr and "2.4.json: cannot read" in broken.stderr
 
@@ -189,9 +366,10 @@ def test_against_a_saved_study_names_each_change(fixtures_platform, tmp_path):
     saved_at = json.loads((saved / "saved.json").read_text())["saved"]
     same = run(fixtures_platform, STUDY, "--against", saved)
     assert same.returncode == 0, same.stderr
-    assert "\nunchanged since %s (%s)\n\n6 matches, 0 unreadable\n" % (saved_at, saved) in unwrapped(same.stdout)
+    assert "against %s: unchanged since %s checks" % (saved, saved_at) in flat(same.stdout) or \
+        "against %s: unchanged since %s arms" % (saved, saved_at) in flat(same.stdout)
     root = copy_study(tmp_path)
-    edit_csv(root / STUDY.lstrip("/") / "seats.csv", 3, "gathers", "141")
+    edit_csv(root / STUDY.lstrip("/") / "seats.csv", {(3, "gathers"): "141"})
     report = json.loads((FIXTURES / "api" / "matches" / M1 / "report" / "2.4.json").read_text())
     report["scorecards"][2]["wealth"] = 351.51
     (root / "api" / "matches" / M1 / "report").mkdir(parents=True)
@@ -200,45 +378,33 @@ def test_against_a_saved_study_names_each_change(fixtures_platform, tmp_path):
         out = run(platform, STUDY, "--against", saved)
         document = json.loads(run(platform, STUDY, "--against", saved, "--json").stdout)
     assert out.returncode == 1, out.stderr
-    assert ("\nCHANGED since %s (%s): 2 changes\n  seats.csv line 3 gathers: 140 -> 141\n"
-            "  %s/report/2.4.json scorecards[2].wealth: 351.5 -> 351.51\n\n6 matches" % (saved_at, saved, M1)
-            in unwrapped(out.stdout))
+    assert flat("against %s, saved %s: 2 changes\n  seats.csv line 3 gathers: 140 -> 141\n"
+                "  %s/report/2.4.json scorecards[2].wealth: 351.5 -> 351.51\n" % (saved, saved_at, M1)) in flat(out.stdout)
     assert document["exit"] == 1
-    assert document["against"] == {"copy": str(saved), "savedAt": saved_at, "changes": [
-        {"file": "seats.csv", "path": "line 3 gathers", "change": "changed", "old": "140", "new": "141"},
-        {"file": M1 + "/report/2.4.json", "path": "scorecards[2].wealth", "change": "changed",
-         "old": 351.5, "new": 351.51}]}
-    (saved / M1).rename(saved / "m_000000000000")   # a match on each side only; the study's files as saved
+    assert document["against"] == {"folder": str(saved), "saved": saved_at, "changes": [
+        {"file": "seats.csv", "where": "line 3 gathers", "was": "140", "now": "141"},
+        {"file": M1 + "/report/2.4.json", "where": "scorecards[2].wealth", "was": 351.5, "now": 351.51}]}
+    (saved / M1).rename(saved / "m_000000000000")   # a match on each side only
     out = run(fixtures_platform, STUDY, "--against", saved)
     assert out.returncode == 1, out.stderr
-    assert ("): 2 changes\n  m_000000000000 (the match): saved -> (absent)\n"
-            "  %s (the match): (absent) -> read now\n" % M1) in out.stdout
-    wrong = run(fixtures_platform, STUDY, "--against", saved / "m_000000000000", "--save", tmp_path / "new")
-    assert wrong.returncode == 2 and not (tmp_path / "new").exists()
-    assert wrong.stderr == ('recompute.py: %s: --against compares a study with a study folder --save wrote: %s\n'
-                            % (STUDY, saved / "m_000000000000"))
+    assert "  %s (the match): absent -> read\n" % M1 in out.stdout
+    assert "  m_000000000000 (the match): saved -> absent\n" in out.stdout
 
 
 def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):
-    out = run_with_one_field(tmp_path, "trials.csv", 3, "match", "m_000000000000")
-    assert out.returncode == 2
-    assert out.stderr == "recompute.py: m_000000000000 (trial 2 arm 0): export page 1: 404 not found\n"
-    assert "\n6 matches, 1 unreadable: m_000000000000\n" in out.stdout
-    assert "matches that recompute: 5 of 6; Fitness Index reproduced for 20 of 20 seats\n" in out.stdout
+    out = run_edited(tmp_path, {(3, "match"): "m_000000000000"})
+    document = json.loads(out.stdout)
+    assert out.returncode == 2 and document["exit"] == 2
+    assert out.stderr == ("recompute_study.py: m_000000000000 (trial 2 arm 0): export page 1: 404 not found\n")
+    assert document["summary"]["unreadable"] == ["m_000000000000"]
+    assert document["summary"]["matchesRecompute"] == 5
 
 
 def test_a_bad_field_names_file_line_and_column(tmp_path):
-    out = run_with_one_field(tmp_path, "seats.csv", 4, "gathers", "4\x1bx")
+    out = run_edited(tmp_path, None, {(4, "gathers"): "4\x1bx"})
     assert out.returncode == 2
-    assert out.stdout == ""
-    assert out.stderr == ('recompute.py: %s: seats.csv line 4, column gathers: "4\\u001bx" is not of the form '
-                          "-?[0-9]{1,15}\n" % STUDY)
-
-
-def test_a_study_is_audited_alone(fixtures_platform):
-    out = run(fixtures_platform, STUDY, M1)
-    assert out.returncode == 2
-    assert "a study is audited alone" in out.stderr
+    assert out.stderr == ("recompute_study.py: cannot read the study: seats.csv line 4, column gathers: "
+                          "'4\\x1bx' is not of the form -?[0-9]+\n")
 
 
 def test_ctrl_c_stops_cleanly(tmp_path):
@@ -246,8 +412,8 @@ def test_ctrl_c_stops_cleanly(tmp_path):
         time.sleep(20)
     faults = {"/api/matches/%s/export" % M1: stall}
     with Platform(FIXTURES, faults=faults) as platform:
-        process = subprocess.Popen([sys.executable, str(REPO / "recompute.py"), "--base", platform.url, STUDY],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen([sys.executable, str(REPO / "recompute_study.py"), platform.url + STUDY,
+                                    "--matches"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 20
         while not any(M1 in r for r in platform.requests) and time.monotonic() < deadline:
             time.sleep(0.05)
