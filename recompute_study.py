@@ -447,11 +447,12 @@ def _by_key(reading, part, key, kind):
     if not isinstance(entries, list): raise Unreadable("%s is not a list" % at)
     for i, entry in enumerate(entries):
         value = entry.get(key) if isinstance(entry, dict) else entry
+        shown = _shown(json.dumps(value))
         if type(value) is not kind or not isinstance(entry, dict):
-            raise Unreadable("%s[%d].%s: %s is not %s"
-                             % (at, i, key, _shown(value), "an integer" if kind is int else "a string"))
+            raise Unreadable("%s[%d].%s: %s is not %s" % (at, i, key, shown, "an integer" if kind is int
+                                                           else "a string"))
         if value in found:
-            raise Unreadable("%s[%d]: a second entry for %s %s" % (at, i, key, _shown(value)))
+            raise Unreadable("%s[%d]: a second entry for %s %s" % (at, i, key, shown))
         found[value] = entry
     return found
 
@@ -613,7 +614,7 @@ def tie_rows(name, rows, views):
             record = view[part].get(key) if part in view else ""
             if part in view and not same_as_record(row[column], record, column):
                 out.append({"file": name, "line": row["_line"], "trial": int(row["trial"]),
-                            "arm": int(row["arm"]), "seat": int(row["seat"]) if "seat" in row else None,
+                            "arm": int(row["arm"]), "seat": int(row["seat"]) if name == "seats.csv" else None,
                             "column": column, "value": row[column],
                             "record": None if record is None else _shown(record),
                             "source": "report" if part in ("card", "default", "focal") else "archive"})
@@ -775,15 +776,33 @@ def read_trials(body):
 def read_seats(body):
     return read_csv(body, "seats.csv", SEATS, ("trial", "arm", "seat"), ("focal", "whole_trial"))
 
+class Row(tuple):
+    """A CSV row's fields, then its line number, each read by its column's name: row["trial"], row["_line"].
+    A tuple of shared strings: 100,000 rows of seats.csv take tens of MB, not hundreds as dicts."""
+    __slots__ = ()
+    places = {}
+    def __getitem__(self, column):
+        return tuple.__getitem__(self, self.places[column])
+
+def _lines(text):
+    """The text's lines, each with its "\n", one at a time (never a second copy of the whole text)."""
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n", start) + 1 or size
+        yield text[start:end]
+        start = end
+
 def read_csv(body, name, forms, key, flags):
-    """Rows as dicts (with `_line`) in `key` order, key and flags not empty, else Unreadable naming where."""
+    """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
     text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
     text = text.replace("\x00", "\udc00")
     not_text, columns, required = NOT_TEXT.search(text) is not None, tuple(forms), key + flags
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
-    record, rows = [], []     # record: the text of the record the reader is on
-    reader = csv.reader((record.append(line) or line for line in io.StringIO(text, newline="")), strict=True)
+    record, rows, shared = [], [], {}     # record: the text of the record the reader is on
+    places = {column: place for place, column in enumerate(columns + ("_line",))}
+    kind = type("Row", (Row,), {"__slots__": (), "places": places})
+    reader = csv.reader((record.append(line) or line for line in _lines(text)), strict=True)
     try:
         _check_header(next(reader, None), columns, name, text)
         del record[:]
@@ -811,7 +830,7 @@ def read_csv(body, name, forms, key, flags):
                     if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
                         raise Unreadable(at % column + "%s has more digits before its point than the %d a "
                                          "double holds exactly" % (_shown_field(field), EXACT_DIGITS))
-            rows.append(dict(zip(columns, fields), _line=line))
+            rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
             if len(rows) > MAX_CSV_ROWS:
                 raise Unreadable("%s holds more than %d rows: not a study this script reads"
                                  % (name, MAX_CSV_ROWS))

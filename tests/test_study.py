@@ -704,6 +704,43 @@ def test_profile_without_the_card_or_reading(tmp_path):
     assert done.returncode == 2 and "not JSON" in done.stderr
 
 
+AMBIGUOUS_PAGES = {   # study.md §6: no one page to check, so the study cannot be read
+    "a comparison listed twice": (lambda r: r["comparisons"].append(dict(r["comparisons"][0], verdict="better")),
+                                  "reading.comparisons[1]: a second entry for arm 1"),
+    "an arm numbered 2.0": (lambda r: r["arms"][1].update(arm=1.0),
+                            "reading.arms[1].arm: 1.0 is not an integer"),
+    "a comparison's arm a string": (lambda r: r["comparisons"][0].update(arm="1"),
+                                    'reading.comparisons[0].arm: "1" is not an integer'),
+    "a model listed twice": (lambda r: r["models"].append(dict(r["models"][0])),
+                             "reading.models[1]: a second entry for model \"model-a\""),
+    "models not a list": (lambda r: r.update(models={}), "reading.models is not a list"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AMBIGUOUS_PAGES))
+def test_an_ambiguous_reading_is_unreadable_naming_the_field(tmp_path, case):
+    edit, message = AMBIGUOUS_PAGES[case]
+    write_study(tmp_path, "fixed")
+    profile = tmp_path / "u" / "hand.json"
+    data = json.loads(profile.read_text())
+    edit(data["studies"][0]["reading"])
+    profile.write_text(json.dumps(data))
+    done = run_hand(tmp_path)
+    assert done.returncode == 2 and json.loads(done.stdout)["exit"] == 2, done.stdout[-500:]
+    assert message in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_card_given_twice_is_unreadable(tmp_path):
+    write_study(tmp_path, "fixed")
+    profile = tmp_path / "u" / "hand.json"
+    data = json.loads(profile.read_text())
+    data["studies"].append(dict(data["studies"][0], reading={}))
+    profile.write_text(json.dumps(data))
+    done = run_hand(tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.endswith("the profile holds 2 cards for %s (one per study)\n" % data["studies"][0]["id"])
+
+
 # ---------------------------------------------------------------- the network
 
 @pytest.mark.parametrize("address", [
