@@ -29,7 +29,7 @@ Exit status: 0 every figure matches and every check agrees, 1 a figure differs, 
 the record changed, 2 a record cannot be read, 130 interrupted, 141 stdout closed.
 Python 3.9 or later, standard library only.
 """
-import argparse, gc, hashlib, http.client, json, math, os, re, socket, sys, tempfile, threading
+import argparse, gc, hashlib, http.client, json, math, os, re, socket, stat, sys, tempfile, threading
 import time, urllib.error, urllib.parse, urllib.request
 from bisect import bisect_right
 from collections import Counter, defaultdict
@@ -37,6 +37,7 @@ from itertools import accumulate, chain
 from operator import eq, itemgetter, le
 
 # --- constants
+VERSION = "3.1"             # this script's, in User-Agent and saved.json
 DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 # Escaped in any text shown from a record or server: controls, DEL, bidi marks, line separators.
@@ -818,6 +819,7 @@ def print_rows(w, seats):
 
 def print_audit(result, out, rows=False, batch=False):
     w, seats = out.write, result["seats"]
+    if result.get("copy"): put(w, result["copy"])
     put(w, "%s  rubric %s  engine %s  %d rounds  %d seats  %d events" % (result["matchId"], result["rubric"],
         text(result["engine"]), result["rounds"], len(seats), result["events"]))
     if batch and result["source"] != result["matchId"]:
@@ -887,42 +889,87 @@ def print_summary(s, failures, out):
         put(out.write, "could not be read: %s" % text(f["error"]))
 
 # ------------------------------------------------------- saved copies, --against
-def read_file(path):
+# saved.json, written last by --save of either script, only once every other file is whole:
+# {kind, id, address, savedAt, rubric, script, version, sha256: {file: digest}}
+SAVED_FILE = re.compile(r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json\Z")
+
+class Altered(Unreadable):
+    """A saved copy whose files are not those its saved.json lists: a failed check (exit 1)."""
+
+def read_file(path, folder):
+    """A regular file inside `folder` (no FIFO, device or folder; no link leading out), within the cap."""
+    inside = os.path.realpath(folder)
+    if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
+        raise Unreadable("%s: a link leading outside %s: not read" % (path, folder))
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_RESPONSE_BYTES + 1)
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
     except OSError as err:
         raise Unreadable("%s: cannot read (%s)" % (path, err.strerror or err))
+    with os.fdopen(handle, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise Unreadable("%s: not a regular file: not read" % path)
+        raw = f.read(MAX_RESPONSE_BYTES + 1)
     if len(raw) > MAX_RESPONSE_BYTES:
         raise Unreadable("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
     return raw
 
 class SavedCopies:
-    """A folder laid out as --save writes it; from its saved.json, if any: the match, the rubric, the time."""
+    """A folder --save wrote. With saved.json, every file read is one it lists, the very file saved (its
+    sha256, all checked first); without, the copy is read as it is, and said to be unverified."""
     def __init__(self, folder):
-        self.folder, self.files = folder, {}
-        self.match_id = self.rubric = self.saved_at = None  # without saved.json: the match it holds
-        if not os.path.isfile(os.path.join(folder, "saved.json")): return
+        self.folder, self.files, self.listed, self.faults = folder, {}, None, []
+        self.match_id = self.rubric = self.saved_at = self.address = None
+        if not os.path.lexists(os.path.join(folder, "saved.json")): return
         raw, name = self.read(("saved.json",))
         about = checked(parse_json(raw, name), "object", name)
-        self.saved_at = text(checked(field(about, "savedAt", name), "text", name + ".savedAt"))
+        if about.get("kind") != "match":
+            raise Unreadable("%s.kind: %s, not a saved match" % (name, shown(about.get("kind"))))
+        self.saved_at, self.address, self.match_id = (text(checked(field(about, key, name), "text",
+            "%s.%s" % (name, key))) for key in ("savedAt", "address", "id"))
         self.rubric = field(about, "rubric", name)
-        if self.rubric is not None and self.rubric not in RUBRICS:
-            raise Unreadable("%s.rubric: %s is not a known rubric" % (name, shown(self.rubric)))
-        self.match_id = field(about, "matchId", name)
-        if not isinstance(self.match_id, str) or not MATCH_ID.match(self.match_id):
-            raise Unreadable("%s.matchId: %s is not a match id" % (name, shown(self.match_id)))
+        if self.rubric is not None and self.rubric not in RUBRICS or not MATCH_ID.match(self.match_id):
+            raise Unreadable("%s: rubric %s or id %s is not of its form" % (name, shown(self.rubric),
+                                                                          shown(self.match_id)))
+        self.listed = checked(field(about, "sha256", name), "object", name + ".sha256")
+        self.faults = [fault for rel in sorted(self.listed) for fault in [self.fault(rel)] if fault]
+    def fault(self, rel):
+        """Why a file saved.json lists is not the one saved, or None."""
+        if not SAVED_FILE.match(rel): return "saved.json lists %s, not a file of a saved match" % shown(rel)
+        if not os.path.lexists(os.path.join(self.folder, *rel.split("/"))):
+            return "%s: missing from the copy saved %s (saved.json lists it)" % (rel, self.saved_at)
+        try:
+            raw = read_file(os.path.join(self.folder, *rel.split("/")), self.folder)
+        except Unreadable as err:
+            return "%s: not the file saved %s (%s)" % (rel, self.saved_at, str(err).rpartition(": ")[2])
+        if hashlib.sha256(raw).hexdigest() != self.listed[rel]:
+            return "%s: not the file saved %s (sha256 differs)" % (rel, self.saved_at)
     def page(self, number):
-        if number == 1 and os.path.isfile(os.path.join(self.folder, "playing.json")):
+        if self.faults: raise Altered("; ".join(self.faults))
+        if number == 1 and os.path.lexists(os.path.join(self.folder, "playing.json")):
             raw, name = self.read(("playing.json",))
             raise Unreadable("%s: %s" % (name, failure_text(409, raw, "")))
-        return self.read(("export", "%d.json" % number))
+        parts = ("export", "%d.json" % number)
+        if self.listed is None and number > 1 and not os.path.lexists(os.path.join(self.folder, *parts)):
+            count = parse_json(self.files["export/1.json"], "export/1.json").get("pageCount")
+            raise Unreadable("incomplete copy (no saved.json): pages 1-%d of %s present, not %s"
+                              % (number - 1, count, "/".join(parts)))
+        return self.read(parts)
     def report(self, version):
-        return self.read(("report.json",) if version is None else ("report", version + ".json"))
+        parts = ("report.json",) if version is None else ("report", version + ".json")
+        if self.listed is None and not os.path.lexists(os.path.join(self.folder, *parts)):
+            raise Unreadable("incomplete copy (no saved.json): every page present, no %s" % "/".join(parts))
+        return self.read(parts)
     def read(self, parts):
-        path = os.path.join(self.folder, *parts)
-        raw = self.files["/".join(parts)] = read_file(path)
+        path, rel = os.path.join(self.folder, *parts), "/".join(parts)
+        if self.listed is not None and rel not in self.listed:
+            raise Unreadable("%s: not in this copy (saved.json lists no such file)" % path)
+        raw = self.files[rel] = read_file(path, self.folder)
         return raw, path
+    def about(self):
+        """The line that names the copy before its audit."""
+        if self.listed is None: return "a copy with no saved.json: not verified against what was saved"
+        return "saved copy of %s from %s, saved %s, every file verified" % (self.match_id, self.address,
+                                                                            self.saved_at)
 
 def folder_holds(path):
     """What a folder holds: "match", "matches" (folders of them), "study" (recompute_study.py's), or None."""
@@ -932,8 +979,8 @@ def folder_holds(path):
         raise Unreadable("%s: cannot read the folder (%s)" % (path, err.strerror or err))
     if names & {"export", "report.json", "report", "playing.json"}: return "match"
     if names & {"trials.csv", "seats.csv"}: return "study"
-    subs = [p for p in (os.path.join(path, n) for n in sorted(names)) if os.path.isdir(p)]
-    return "matches" if any(set(os.listdir(p)) & {"export", "playing.json"} for p in subs) else None
+    if "saved.json" in names: return "match"   # a copy cut short: read, to say so
+    return "matches" if [n for n in names if MATCH_ID.match(n)] else None
 
 ABSENT = object()
 
@@ -955,16 +1002,21 @@ def json_changes(old, new, path=""):
     return [] if type(old) is type(new) and repr(old) == repr(new) else [(path, old, new)]
 
 def against(source, old):
-    """Every file and field read now that differs from the earlier copy in `old` (and its other pages)."""
-    pages = {os.path.relpath(os.path.join(root, n), old).replace(os.sep, "/")
-             for root, _, names in os.walk(os.path.join(old, "export")) for n in names if n != "saved.json"}
+    """Every file and field read now that differs from the earlier copy in `old` (and its other pages);
+    a file of the copy that is not as saved is a failed check (Altered), and nothing is compared."""
+    copy = SavedCopies(old)
+    if copy.faults: raise Altered("--against %s: %s" % (old, "; ".join(copy.faults)))
+    pages = set(copy.listed) if copy.listed is not None else {"export/" + n for n in quietly(
+        os.listdir, os.path.join(old, "export")) or [] if SAVED_FILE.match("export/" + n)}
     changes = []
-    for rel in sorted(set(source.files) | pages):
+    for rel in sorted(set(source.files) - {"saved.json"} | pages):
+        path, before, now = os.path.join(old, *rel.split("/")), ABSENT, source.files.get(rel, ABSENT)
         try:
-            before = read_file(os.path.join(old, *rel.split("/")))
-        except Unreadable:
-            before = ABSENT
-        now = source.files.get(rel, ABSENT)
+            if (copy.listed is None or rel in copy.listed) and os.path.lexists(path):
+                before = read_file(path, old)
+        except Unreadable as err:  # a link leading out, a FIFO: named, never read
+            changes.append(change(rel, "", "(%s)" % str(err)[len(path) + 2:], now))
+            continue
         try:
             found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])
         except Unreadable:
@@ -999,9 +1051,14 @@ class Downloads:
         self.opener = urllib.request.build_opener(Guarded(urllib.parse.urlsplit(base)[:2], base_named))
         self.end = time.monotonic() + DOWNLOAD_SECONDS
         copy = os.path.join(save_dir or "", match_id)
-        if save_dir is not None and os.path.lexists(copy):
+        if save_dir is None or not os.path.lexists(copy): return
+        links = [n for root, dirs, files in os.walk(copy) for n in dirs + files
+                 if os.path.islink(os.path.join(root, n))]
+        if os.path.lexists(os.path.join(copy, "saved.json")) or os.path.islink(copy) or links:
             raise Unreadable("--save: %s already holds a copy of %s; name another DIR or move it aside"
                               % (copy, match_id))
+        sys.stderr.write(one_line("recompute.py: replacing the incomplete copy in %s (it has no saved.json)"
+                                  % copy) + "\n")
     def page(self, number):
         return self.get(self.api + "/export?page=%d" % number, "export page %d" % number,
                         ("export", "%d.json" % number))
@@ -1026,8 +1083,9 @@ class Downloads:
                               % ("/".join(save_as), self.save_dir, err.strerror or err))
         self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
     def write_saved(self, rubric):
-        about = {"kind": "match", "matchId": self.match_id, "source": self.api, "savedAt": utc_now(),
-                 "rubric": rubric, "sha256": self.saved}
+        """saved.json, last: the copy is whole."""
+        about = {"kind": "match", "id": self.match_id, "address": self.api, "savedAt": utc_now(),
+                 "rubric": rubric, "script": "recompute.py", "version": VERSION, "sha256": self.saved}
         self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
 
 class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
@@ -1165,21 +1223,32 @@ def sources_for(target, args):
                               "or folders of them, as --save writes)" % target)
         if kind == "match": return [(target, SavedCopies(target))]
         paths = (os.path.join(target, name) for name in sorted(os.listdir(target)))
-        return [(p, SavedCopies(p)) for p in paths if os.path.isdir(p) and folder_holds(p) == "match"]
+        return [(p, lambda p=p: copy_within(p, target)) for p in paths
+                if os.path.isdir(p) and (MATCH_ID.match(os.path.basename(p)) or folder_holds(p) == "match")]
     if not address and not MATCH_ID.match(target):
         raise Unreadable("%s is neither a match id (m_ and 12 hex digits), nor a match address "
                           "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % shown(target))
     base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
     return [(mid, Downloads(base, mid, args.save, named))]
 
+def copy_within(path, folder):
+    """The saved copy in a folder of copies, never through a link leading out of it."""
+    inside = os.path.realpath(folder)
+    if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
+        raise Unreadable("a link leading outside %s: not read" % folder)
+    return SavedCopies(path)
+
 def audit_one(label, source, args):
+    """One match's audit; a download saved whole (or a 409 kept) gets its saved.json, last."""
     try:
-        return dict(audit(*read_match(source, args.rubric or source.rubric)), source=label)
-    except KeyboardInterrupt:
-        source.saved = {}  # a save cut short by Ctrl-C gets no saved.json
+        result = dict(audit(*read_match(source, args.rubric or source.rubric)), source=label)
+    except Unreadable as err:
+        if getattr(err, "status", None) == 409 and isinstance(source, Downloads) and source.saved:
+            source.write_saved(args.rubric)
         raise
-    finally:
-        if isinstance(source, Downloads) and source.saved: source.write_saved(args.rubric)
+    if isinstance(source, Downloads) and source.saved: source.write_saved(args.rubric)
+    if isinstance(source, SavedCopies): result["copy"] = source.about()
+    return result
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):
@@ -1245,22 +1314,24 @@ def audit_matches(args):
         except Unreadable as err:
             return fail(args.json, "--against: %s" % err)
         args.rubric = args.rubric or old.rubric
-    for label, source in sources:
+    for label, source in once(sources):
         try:
+            source = source() if callable(source) else source
             result = audit_one(label, source, args)
+            if old is not None and old.match_id not in (None, result["matchId"]):
+                return fail(args.json, "--against: %s is a copy of %s, not of %s"
+                            % (args.against, old.match_id, result["matchId"]))
+            if old is not None:
+                changes = against(source, args.against)
+                result["exit"] = max(result["exit"], 1 if changes else 0)
         except Unreadable as err:
             failures.append(failure(label, err))
             continue
-        if old is not None and old.match_id not in (None, result["matchId"]):
-            return fail(args.json, "--against: %s is a copy of %s, not of %s"
-                        % (args.against, old.match_id, result["matchId"]))
-        if old is not None:
-            changes = against(source, args.against)
-            result["exit"] = max(result["exit"], 1 if changes else 0)
         results.append(result)
     sys.stderr.write("".join(one_line("recompute.py: " + f["error"]) + "\n" for f in failures))
-    status = max([r["exit"] for r in results] + [2 for _ in failures])
-    if args.json and not results and len(failures) == 1: return fail(True, failures[0]["error"], quiet=True)
+    status = max([r["exit"] for r in results] + [f["exit"] for f in failures])
+    if args.json and not results and len(failures) == 1:
+        return fail(True, failures[0]["error"], quiet=True, status=failures[0]["exit"])
     print_matches(args, results, failures, status, blocks > 1, old and old.saved_at, changes)
     return status
 
@@ -1276,19 +1347,32 @@ def print_matches(args, results, failures, status, batch, saved_at, changes):
         sys.stdout.write("\n" if i else "")
         if changes is not None: print_against(sys.stdout.write, args.against, saved_at, changes)
         print_audit(result, sys.stdout, args.all, batch)
+    for f in [f for f in failures if f["exit"] == 1]:   # a copy not as saved: nothing else is shown
+        put(sys.stdout.write, "check FAILS: %s" % f["error"])
     if batch: print_summary(totals, failures, sys.stdout)
 
-def failure(source, err):
-    """An unreadable match: the error names the source once."""
-    message = str(err)
-    return {"source": source, "error": message if message.startswith(source) else source + ": " + message}
+def once(sources):
+    """Each match once, however often it is named: a download by its id, a copy by its folder."""
+    seen = set()
+    for label, source in sources:
+        key = os.path.realpath(label) if not isinstance(source, Downloads) else source.match_id
+        if key not in seen:
+            seen.add(key)
+            yield label, source
 
-def fail(as_json, message, quiet=False):
+def failure(source, err):
+    """A match not audited: the error names the source once; a copy not as saved is exit 1."""
+    message = str(err)
+    return {"source": source, "error": message if message.startswith(source) else source + ": " + message,
+            "exit": 1 if isinstance(err, Altered) else 2}
+
+def fail(as_json, message, quiet=False, status=2):
     """A usage error or an unreadable record: one line on stderr (and a JSON document)."""
     line = one_line("recompute.py: " + message)
     if not quiet: print(line, file=sys.stderr)
-    if as_json: print(json.dumps({"script": "recompute.py", "exit": 2, "error": line}, ensure_ascii=True))
-    return 2
+    if as_json:
+        print(json.dumps({"script": "recompute.py", "exit": status, "error": line}, ensure_ascii=True))
+    return status
 
 if __name__ == "__main__":
     try:

@@ -23,8 +23,8 @@ reading on the profile, no recipe under the anytime rule, a network failure, a f
 documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. A download fails when
 not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Python 3.9+, stdlib only.
 """
-import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, os, re, socket, ssl, sys
-import tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
+import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, os, re, socket, ssl
+import stat, sys, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -731,7 +731,7 @@ def match_result(rc, mid, rows, args, study):
         reason = str(error) if isinstance(error, (Unreadable, rc.Unreadable)) else \
             "cannot read the record (%s: %s)" % (type(error).__name__, error)
         return dict(out, audits=[], differences=[], roster=[], rows={"trials.csv": 0, "seats.csv": 0},
-                    exit=2, error=one_line(reason))
+                    exit=1 if isinstance(error, rc.Altered) else 2, error=one_line(reason))
     exits = [a["exit"] for a in out["audits"]] + [1 if out["differences"] or out["roster"] else 0]
     return dict(out, exit=max(exits))
 
@@ -1034,9 +1034,10 @@ def _json_figure(f):
     shown = {side: f[side] for side in number if f.get("reason") or not float(f[side])}
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
-def report_json(study_id, address, sources, result, status, against):
+def report_json(study_id, address, sources, result, status, against, copy):
     return json.dumps(dict({
         "script": SCRIPT, "exit": status, "study": study_id, "address": address, "sources": sources,
+        **({"copy": copy} if copy else {}),
         "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
         **({} if result.matches is None else {"matches": result.matches, "differences": [
             d for m in result.matches for d in m["differences"]]}),
@@ -1044,35 +1045,64 @@ def report_json(study_id, address, sources, result, status, against):
         "trusted": result.trust}, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
 
 # ---------------------------------------------------------------- saved copies
-SCRIPT = "recompute_study.py"
+SCRIPT, VERSION = "recompute_study.py", "3.1"
 FILES = {"trials": "trials.csv", "seats": "seats.csv", "page": "profile.json", "recipe": "recipe.json"}
-SAVED = "saved.json"
+SAVED = "saved.json"   # last, as recompute.py's: kind, id, address, savedAt, rubric, script, version, sha256
 SHOWN_CHANGES = 40          # changes listed before "... and N more"
 
-def read_saved(folder, option):
-    where = "%s%s: not a folder --save wrote" % (option, _shown(folder))
+def read_file(path, folder, what):
+    """`what`, from a regular file (no FIFO, device or folder), inside `folder` if one is given."""
+    inside = folder and os.path.realpath(folder)
+    if inside and os.path.commonpath([inside, os.path.realpath(path)]) != inside:
+        raise Unreadable("%s: a link leading outside %s: not read" % (what, _shown(folder)))
     try:
-        with open(os.path.join(folder, SAVED), "rb") as handle:
-            saved = read_json(handle.read(MAX_RESPONSE_BYTES), option + _shown(os.path.join(folder, SAVED)))
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
     except OSError as error:
-        raise Unreadable("%s (%s: %s)" % (where, SAVED, error.strerror or error))
-    if not (isinstance(saved, dict) and isinstance(saved.get("address"), str)
-            and isinstance(saved.get("files"), dict)):
-        raise Unreadable("%s (no address and files in %s)" % (where, SAVED))
+        raise Unreadable("cannot read %s: %s" % (what, error.strerror or error))
+    with os.fdopen(handle, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            raise Unreadable("%s is not a regular file: not read" % what)
+        body = stream.read(MAX_RESPONSE_BYTES + 1)
+    if len(body) > MAX_RESPONSE_BYTES:
+        raise Unreadable("%s is over the %d-byte cap" % (what, MAX_RESPONSE_BYTES))
+    return body
+
+def read_saved(folder, option):
+    """A study copy's saved.json, with `faults`: each file it lists that is not the one saved."""
+    name, where = os.path.join(folder, SAVED), option + _shown(folder)
+    if not os.path.lexists(name):
+        present = [n for n in FILES.values() if os.path.lexists(os.path.join(folder, n))]
+        raise Unreadable("%s: %s (no %s; present: %s)" % (where, "an incomplete copy" if present else
+                         "not a folder --save wrote", SAVED, ", ".join(present) or "none of a study's files"))
+    saved = read_json(read_file(name, folder, option + _shown(name)), option + _shown(name))
+    if not (isinstance(saved, dict) and saved.get("kind") == "study" and isinstance(saved.get("address"), str)
+            and isinstance(saved.get("savedAt"), str) and isinstance(saved.get("sha256"), dict)):
+        raise Unreadable("%s: not a study --save wrote (%s has no kind study, address, savedAt, sha256)"
+                         % (where, SAVED))
+    faults = (_saved_fault(folder, saved, name) for name in sorted(saved["sha256"]))
+    saved["faults"] = [fault for fault in faults if fault]
     return saved
+
+def _saved_fault(folder, saved, name):
+    """Why a file saved.json lists is not the file saved, or None."""
+    if name not in FILES.values(): return "%s lists %s, not a file of a saved study" % (SAVED, _shown(name))
+    if not os.path.lexists(os.path.join(folder, name)):
+        return "%s: missing from the copy saved %s (%s lists it)" % (name, _shown(saved["savedAt"]), SAVED)
+    try:
+        body = read_file(os.path.join(folder, name), folder, name)
+    except Unreadable as error:
+        return "%s: not the file saved %s (%s)" % (name, _shown(saved["savedAt"]), error)
+    if hashlib.sha256(body).hexdigest() != saved["sha256"][name]:
+        return "%s: not the file saved %s (sha256 differs)" % (name, _shown(saved["savedAt"]))
 
 def changes_since(old, study_id, bodies):
     """(file, where, was, now) of each change between the saved folder `old` and the files read now."""
     changes = []
     for name in FILES.values():
-        try:
-            with open(os.path.join(old, name), "rb") as handle:
-                was = handle.read(MAX_RESPONSE_BYTES)
-        except FileNotFoundError:
-            was = None
-        except OSError as error:
-            raise Unreadable("--against %s: cannot read %s: %s"
-                             % (_shown(old), name, error.strerror or error))
+        path = os.path.join(old, name)
+        was = None
+        if os.path.lexists(path):
+            was = read_file(path, old, "--against %s: %s" % (_shown(old), name))
         now = bodies.get(name)
         if was == now: continue
         if was is None or now is None:
@@ -1097,10 +1127,10 @@ def _csv_changes(name, was, now, study_id):
             changes.append((name, "line %d" % line) + tuple("absent" if r is None else ",".join(r)
                                                             for r in (a, b)))
             continue
-        n = max(len(a), len(b))
-        heads = now[0] + ["column %d" % (column + 1) for column in range(len(now[0]), n)]
-        a, b = (row + ["(absent)"] * (n - len(row)) for row in (a, b))
-        changes += [(name, "line %d %s" % (line, head), x, y) for head, x, y in zip(heads, a, b) if x != y]
+        if len(a) != len(b) or len(a) > len(now[0]):   # a line of other width: one change, not a field each
+            changes.append((name, "line %d" % line, "%d fields" % len(a), "%d fields" % len(b)))
+            continue
+        changes += [(name, "line %d %s" % (line, head), x, y) for head, x, y in zip(now[0], a, b) if x != y]
     return changes
 
 def _json_changes(name, was, now, study_id):
@@ -1250,13 +1280,7 @@ class Sources:
         if saved is None and copy and (option != "recipe" or os.path.exists(copy)):
             saved, where = copy, "the saved folder's %s" % _shown(copy)
         if saved is not None:
-            try:
-                with open(saved, "rb") as handle:
-                    body = handle.read(MAX_RESPONSE_BYTES + 1)
-            except OSError as error:
-                raise Unreadable("cannot read %s from %s: %s" % (what, where, error.strerror or error))
-            if len(body) > MAX_RESPONSE_BYTES:
-                raise Unreadable("%s from %s is over the %d-byte cap" % (what, where, MAX_RESPONSE_BYTES))
+            body = read_file(saved, self.folder if saved == copy else None, "%s from %s" % (what, where))
             self.used[name] = "saved copy " + _shown(saved)
         elif self.offline:
             raise Unreadable("reading offline, nothing is fetched: the study needs its %s; "
@@ -1392,23 +1416,22 @@ def run(args):
     folder = args.address if os.path.isdir(args.address) else None
     saved = read_saved(folder, "") if folder else None
     origin, handle, study_id, address = parse_study_address(saved["address"] if saved else args.address)
-    if args.save and os.path.exists(os.path.join(args.save, SAVED)):
-        raise Unreadable("--save %s: that folder already holds a saved study (%s): save into another "
-                         "folder, or compare with --against" % (_shown(args.save), SAVED))
     old = read_saved(args.against, "--against ") if args.against else None
     old_id = old and parse_study_address(old["address"])[2]
     if old and old_id != study_id:
         raise Unreadable("--against %s holds %s, not %s" % (_shown(args.against), old_id, study_id))
+    faults = (saved or {}).get("faults", []) + ["--against %s: %s" % (_shown(args.against), f)
+                                                for f in (old or {}).get("faults", [])]
+    if faults: return altered(args, study_id, faults)
+    check_save(args)
     sources = Sources(args, origin, folder)
     trials, seats, reading, rho = read_study(sources, handle, study_id)
     hashes = {name: hashlib.sha256(body).hexdigest() for name, body in sources.bodies.items()}
-    record = {"script": SCRIPT, "address": address, "files": hashes,
-              "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     terms, result = recompute(study_id, trials, seats, reading, rho)
     if saved:
-        altered = sorted(n for n in hashes if n in saved["files"] and saved["files"][n] != hashes[n])
-        result.check("the saved files are those %s lists (sha256)" % SAVED, not altered,
-                     "changed since saved: %s" % ", ".join(altered) if altered else None)
+        unlisted = sorted(n for n in hashes if saved["sha256"].get(n) != hashes[n])
+        result.check("the saved files are those %s lists (sha256)" % SAVED, not unlisted,
+                     "not among the files saved: %s" % ", ".join(unlisted) if unlisted else None)
     changes = changes_since(args.against, study_id, sources.bodies) if old else []
     if rc is not None:
         end_to_end(rc, args, argparse.Namespace(folder=folder, origin=origin, metric=terms.metric), trials,
@@ -1417,17 +1440,50 @@ def run(args):
         read = {m["match"] for m in result.matches}
         changes += [(name, "(the match)", "saved", "absent") for name in sorted(os.listdir(args.against))
                     if re.fullmatch(r"m_[0-9a-f]{12}", name) and name not in read] if old else []
+    record = {"kind": "study", "id": study_id, "address": address, "savedAt": utc_now(), "rubric": None,
+              "script": SCRIPT, "version": VERSION, "sha256": hashes}
     sources.save(SAVED, SAVED, (json.dumps(record, indent=1) + "\n").encode("ascii"))  # last: all else whole
     agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
     status = max([0 if agree and not changes else 1] + [m["exit"] for m in result.matches or []])
+    copy = saved and "saved copy of %s from %s, saved %s, every file verified" % (study_id, address,
+                                                                                  _shown(saved["savedAt"]))
+    print_report(args, (study_id, address, copy), sources, terms, result, status, (old, changes))
+    return status
+
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+def check_save(args):
+    """--save never overwrites a whole copy (with saved.json); an incomplete one it replaces, saying so."""
+    if not args.save or not os.path.lexists(args.save): return
+    if os.path.lexists(os.path.join(args.save, SAVED)):
+        raise Usage("--save %s: that folder already holds a saved study (%s): save into another "
+                    "folder, or compare with --against" % (_shown(args.save), SAVED))
+    if any(os.path.lexists(os.path.join(args.save, name)) for name in FILES.values()):
+        sys.stderr.write(one_line("%s: replacing the incomplete copy in %s (it has no %s)"
+                                  % (SCRIPT, args.save, SAVED)) + "\n")
+
+def altered(args, study_id, faults):
+    """A saved copy not as saved: each file named as a failed check, nothing read from it shown (exit 1)."""
     if args.json:
-        print(report_json(study_id, address, sources.used, result, status, old and {
-            "folder": args.against, "saved": old.get("saved"), "changes": [
+        print(json.dumps({"script": SCRIPT, "exit": 1, "study": study_id, "checks": [
+            {"check": one_line(fault), "agrees": False, "detail": None} for fault in faults]}, indent=1,
+            ensure_ascii=True))
+    else:
+        print("\n".join(["saved copy of %s: not what was saved" % study_id] +
+                        ["check FAILS: %s" % one_line(fault) for fault in faults]))
+    return 1
+
+def print_report(args, names, sources, terms, result, status, against):
+    """The report, text or --json: names are (study id, address, the line naming a saved copy)."""
+    (study_id, address, copy), (old, changes) = names, against
+    if args.json:
+        return print(report_json(study_id, address, sources.used, result, status, old and {
+            "folder": args.against, "saved": old.get("savedAt"), "changes": [
                 {"file": name, "where": where, "was": was, "now": now}
-                for name, where, was, now in changes]}))
-        return status
-    header = ["study %s at %s" % (study_id, address)] + ["  %s: %s" % item for item in sources.used.items()]
-    header += [
+                for name, where, was, now in changes]}, copy))
+    header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
+    header += ["  %s: %s" % item for item in sources.used.items()] + [
         "  metric %s (%s, range %s, %s is better)" % (
             terms.metric, "a seat score" if terms.seat_score else "declared on the card",
             "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction),
@@ -1435,10 +1491,9 @@ def run(args):
             terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
         "  a series, no comparisons"]
     print(report_text(header + (_against_lines(args.against, old, changes) if old else []), result, args.all))
-    return status
 
 def _against_lines(folder, old, changes):
-    when, more = _shown(old.get("saved")) or "an unknown time", len(changes) - SHOWN_CHANGES
+    when, more = _shown(old["savedAt"]), len(changes) - SHOWN_CHANGES
     if not changes:
         return ["", "against %s: unchanged since %s" % (_shown(folder), when)]
     return ["", "against %s, saved %s: %d change%s"

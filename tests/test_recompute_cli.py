@@ -115,10 +115,15 @@ def test_offline_folder_and_save(fixtures_platform, tmp_path):
     for name in ("export/1.json", "report.json"):
         assert (saved / name).read_bytes() == (FIXTURES / "api/matches" / EXPLAINED / name).read_bytes()
     about = json.loads((saved / "saved.json").read_text())
-    assert about["source"] == "%s/api/matches/%s" % (fixtures_platform.url, EXPLAINED)
+    assert about["address"] == "%s/api/matches/%s" % (fixtures_platform.url, EXPLAINED)
+    assert sorted(about) == ["address", "id", "kind", "rubric", "savedAt", "script", "sha256", "version"]
+    assert (about["kind"], about["id"], about["script"]) == ("match", EXPLAINED, "recompute.py")
     offline = run_script("recompute.py", str(saved))
     assert offline.returncode == 0, offline.stderr
-    assert offline.stdout == out.stdout
+    first, rest = offline.stdout.split("every file verified\n", 1)
+    assert first.replace(" \\\n    ", " ") + "every file verified" == "saved copy of %s from %s, saved %s, every file verified" % (
+        EXPLAINED, about["address"], about["savedAt"])
+    assert rest == out.stdout
 
 
 def test_offline_missing_report_exits_2(tmp_path):
@@ -127,7 +132,7 @@ def test_offline_missing_report_exits_2(tmp_path):
         (FIXTURES / "api/matches" / CLEAN / "export/1.json").read_bytes())
     out = run_script("recompute.py", str(tmp_path))
     assert out.returncode == 2
-    assert "report.json: cannot read" in out.stderr
+    assert "incomplete copy (no saved.json): every page present, no report.json" in out.stderr
     empty = run_script("recompute.py", str(tmp_path / "export"))
     assert empty.returncode == 2
     assert "no saved match here (expected export/1.json and report.json" in empty.stderr

@@ -342,8 +342,8 @@ def test_saved_study_re_audits_offline(fixtures_platform, tmp_path):
     assert (saved / M1 / "export" / "1.json").is_file() and (saved / M1 / "report" / "2.4.json").is_file()
     assert (saved / M1 / "saved.json").is_file()
     about = json.loads((saved / "saved.json").read_text())
-    assert about["address"] == fixtures_platform.url + STUDY and re.fullmatch(r"[-0-9]{10}T[:0-9]{8}Z", about["saved"])
-    assert about["files"] == {n: hashlib.sha256((STUDY_DIR / n).read_bytes()).hexdigest()
+    assert about["address"] == fixtures_platform.url + STUDY and re.fullmatch(r"[-0-9]{10}T[:0-9]{8}Z", about["savedAt"])
+    assert about["sha256"] == {n: hashlib.sha256((STUDY_DIR / n).read_bytes()).hexdigest()
                               for n in ("trials.csv", "seats.csv")} | {
         "profile.json": hashlib.sha256((FIXTURES / "u" / "linked-lab.json").read_bytes()).hexdigest()}
     offline = run_script("recompute_study.py", saved, "--matches")
@@ -354,16 +354,20 @@ def test_saved_study_re_audits_offline(fixtures_platform, tmp_path):
     again = run(fixtures_platform, STUDY, "--save", saved)
     assert again.returncode == 2 and again.stdout == ""
     assert "that folder already holds a saved study" in again.stderr
-    (saved / M1 / "report" / "2.4.json").unlink()
+    (saved / M1 / "report" / "2.4.json").write_text("{}")
     broken = run_script("recompute_study.py", saved, "--matches")
-    assert broken.returncode == 2
-    assert "%s (trial 1 arm 0): " % M1 in broken.stderr and "2.4.json: cannot read" in broken.stderr
+    assert broken.returncode == 1
+    assert "%s (trial 1 arm 0): report/2.4.json: not the file saved" % M1 in broken.stderr
+    (saved / "seats.csv").write_text((saved / "seats.csv").read_text().replace(",140,", ",141,", 1))
+    altered = run_script("recompute_study.py", saved, "--matches")
+    assert altered.returncode == 1 and altered.stdout.startswith("saved copy of s_9f54f5e8: not what was saved\n")
+    assert "check FAILS: seats.csv: not the file saved" in altered.stdout
 
 
 def test_against_a_saved_study_names_each_change(fixtures_platform, tmp_path):
     saved = tmp_path / "saved"
     assert run(fixtures_platform, STUDY, "--save", saved).returncode == 0
-    saved_at = json.loads((saved / "saved.json").read_text())["saved"]
+    saved_at = json.loads((saved / "saved.json").read_text())["savedAt"]
     same = run(fixtures_platform, STUDY, "--against", saved)
     assert same.returncode == 0, same.stderr
     assert "against %s: unchanged since %s checks" % (saved, saved_at) in flat(same.stdout) or \

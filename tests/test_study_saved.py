@@ -35,15 +35,19 @@ def saved(tmp_path):
 def test_saved_folder_round_trip_offline(saved, tmp_path):
     folder, url = saved
     record = json.loads((folder / "saved.json").read_text())
-    assert record["address"] == url + ANA and record["saved"].endswith("Z")
-    assert sorted(record["files"]) == ["profile.json", "recipe.json", "seats.csv", "trials.csv"]
+    assert record["address"] == url + ANA and record["savedAt"].endswith("Z")
+    assert (record["kind"], record["id"], record["script"], record["rubric"]) == (
+        "study", "s_0ed90190", "recompute_study.py", None)
+    assert sorted(record["sha256"]) == ["profile.json", "recipe.json", "seats.csv", "trials.csv"]
     import hashlib
-    assert record["files"]["trials.csv"] == hashlib.sha256((folder / "trials.csv").read_bytes()).hexdigest()
+    assert record["sha256"]["trials.csv"] == hashlib.sha256((folder / "trials.csv").read_bytes()).hexdigest()
     # The server is gone: the folder alone reads, to every figure matching.
     done = run_script(SCRIPT, folder, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["summary"]["figuresSame"] == out["summary"]["figuresCompared"] > 40
+    assert out["copy"] == "saved copy of s_0ed90190 from %s, saved %s, every file verified" % (
+        url + ANA, record["savedAt"])
     assert out["sources"]["trials.csv"] == "saved copy %s" % (folder / "trials.csv")
     assert {"check": "the saved files are those saved.json lists (sha256)", "agrees": True,
             "detail": None} in out["checks"]
@@ -54,13 +58,14 @@ def test_saved_folder_round_trip_offline(saved, tmp_path):
     assert (folder / "trials.csv").read_bytes() == before
 
 
-def test_saved_folder_without_its_recipe_names_the_option(saved):
+def test_saved_folder_without_a_file_it_lists_is_not_what_was_saved(saved):
     folder, _ = saved
     (folder / "recipe.json").unlink()
     done = run_script(SCRIPT, folder)
-    assert done.returncode == 2
-    assert done.stderr.strip().endswith("needs its recipe r_2d6680de; give it with --recipe FILE")
-    assert "network" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    saved_at = json.loads((folder / "saved.json").read_text())["savedAt"]
+    assert done.returncode == 1 and done.stderr == ""
+    assert done.stdout == ("saved copy of s_0ed90190: not what was saved\ncheck FAILS: recipe.json: missing from "
+                           "the copy saved %s (saved.json lists it)\n" % saved_at)
 
 
 def test_offline_options_never_fetch_the_recipe():
@@ -72,18 +77,25 @@ def test_offline_options_never_fetch_the_recipe():
     assert done.returncode == 2 and "--recipe FILE" in done.stderr
 
 
+def files_of(folder, url):
+    """The saved files given one by one: read as they are now, not checked against saved.json."""
+    return [url + ANA] + [a for option, name in (("--trials", "trials.csv"), ("--seats", "seats.csv"),
+            ("--page", "profile.json"), ("--recipe", "recipe.json")) for a in (option, folder / name)]
+
+
 def test_against_names_the_changed_value(saved, tmp_path):
-    folder, _ = saved
+    folder, url = saved
     new = tmp_path / "new"
     shutil.copytree(str(folder), str(new))
-    (new / "saved.json").unlink()
-    shutil.copy(str(folder / "saved.json"), str(new / "saved.json"))
     done = run_script(SCRIPT, new, "--against", folder)
     assert done.returncode == 0, done.stdout
     record = json.loads((folder / "saved.json").read_text())
-    assert "against %s: unchanged since %s" % (folder, record["saved"]) in " ".join(done.stdout.split())
+    assert "against %s: unchanged since %s" % (folder, record["savedAt"]) in " ".join(done.stdout.split())
     edit_trials(new, 7, ",53.75,", ",54.75,")
-    done = run_script(SCRIPT, new, "--against", folder)
+    altered = run_script(SCRIPT, new, "--against", folder)    # the edited copy is no longer what was saved
+    assert altered.returncode == 1 and "check FAILS: trials.csv: not the file saved" in altered.stdout
+    assert "figures" not in altered.stdout
+    done = run_script(SCRIPT, *files_of(new, url), "--against", folder)
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     at = lines.index("  trials.csv line 7 value: 53.75 -> 54.75")
@@ -91,15 +103,14 @@ def test_against_names_the_changed_value(saved, tmp_path):
     # before the audit: the root cause it moves comes after it, with its file and line
     cause = lines.index("  trials.csv line 7: trial 2 arm 2 value 54.750; its focal seats give 53.750 (-1000)")
     assert at < cause < lines.index("checks")
-    assert "FAILS (changed since saved: trials.csv)" in done.stdout
-    out = json.loads(run_script(SCRIPT, new, "--against", folder, "--json").stdout)
+    out = json.loads(run_script(SCRIPT, *files_of(new, url), "--against", folder, "--json").stdout)
     assert out["against"]["changes"] == [{"file": "trials.csv", "where": "line 7 value", "was": "53.75",
                                           "now": "54.75"}]
     assert out["exit"] == 1
 
 
 def test_against_a_changed_page_figure(saved, tmp_path):
-    folder, _ = saved
+    folder, url = saved
     new = tmp_path / "new"
     shutil.copytree(str(folder), str(new))
     profile = json.loads((new / "profile.json").read_text())
@@ -108,7 +119,7 @@ def test_against_a_changed_page_figure(saved, tmp_path):
     card["reading"]["arms"][0]["mean"] = "49.99"
     profile["studies"].append({"id": "s_99999999", "kind": "runset"})    # another study: not a change
     (new / "profile.json").write_text(json.dumps(profile))
-    out = json.loads(run_script(SCRIPT, new, "--against", folder, "--json").stdout)
+    out = json.loads(run_script(SCRIPT, *files_of(new, url), "--against", folder, "--json").stdout)
     assert out["against"]["changes"] == [{"file": "profile.json (the study's card)",
                                           "where": "[0].reading.arms[0].mean", "was": old_mean, "now": "49.99"}]
 

@@ -1,0 +1,151 @@
+"""Saved copies are evidence, in both scripts: one saved.json schema, every file checked against it
+before anything is read from it, a copy cut short said to be one, regular files inside the copy only."""
+import hashlib
+import json
+import os
+import shutil
+
+from conftest import FIXTURES, run_script
+from hostile_common import run_child
+from loopback import Platform
+
+CLEAN = "m_b0bc344f1eac"
+STUDY = "/u/linked-lab/studies/s_9f54f5e8"
+M1 = "m_4be7ac37a1d7"
+KIM = "/u/kim/studies/s_eee65f53"
+SCHEMA = ["address", "id", "kind", "rubric", "savedAt", "script", "sha256", "version"]
+MAX_RSS_MB = 256
+
+
+def save_match(tmp_path, *ids, rubric=None):
+    save = tmp_path / "save"
+    with Platform(FIXTURES) as platform:
+        out = run_script("recompute.py", "--base", platform.url, "--save", save, *ids,
+                         *(["--rubric", rubric] if rubric else []))
+        requests = list(platform.requests)
+    return save, out, requests
+
+
+def test_both_scripts_write_one_schema(tmp_path):
+    save, out, _ = save_match(tmp_path, CLEAN)
+    assert out.returncode == 0, out.stderr
+    match = json.loads((save / CLEAN / "saved.json").read_text())
+    with Platform(FIXTURES) as platform:
+        done = run_script("recompute_study.py", platform.url + STUDY, "--matches", "--save", tmp_path / "study")
+    assert done.returncode == 0, done.stderr
+    study = json.loads((tmp_path / "study" / "saved.json").read_text())
+    inner = json.loads((tmp_path / "study" / M1 / "saved.json").read_text())
+    assert sorted(match) == sorted(study) == sorted(inner) == SCHEMA
+    assert (match["kind"], match["script"], study["kind"], study["script"]) == (
+        "match", "recompute.py", "study", "recompute_study.py")
+    assert match["sha256"] == {n: hashlib.sha256((FIXTURES / "api" / "matches" / CLEAN / n).read_bytes()).hexdigest()
+                               for n in ("export/1.json", "report.json")}
+
+
+def test_a_swapped_report_is_a_failed_check_and_nothing_is_shown(tmp_path):
+    save, out, _ = save_match(tmp_path, CLEAN)
+    copy = save / CLEAN
+    saved_at = json.loads((copy / "saved.json").read_text())["savedAt"]
+    shutil.copy(FIXTURES / "api" / "matches" / CLEAN / "report" / "2.3.json", copy / "report.json")
+    done = run_script("recompute.py", copy)
+    line = "%s: report.json: not the file saved %s (sha256 differs)" % (copy, saved_at)
+    assert done.returncode == 1
+    assert done.stdout.replace(" \\\n    ", " ") == "check FAILS: %s\n" % line
+    assert done.stderr == "recompute.py: %s\n" % line
+    document = json.loads(run_script("recompute.py", copy, "--json").stdout)
+    assert document["exit"] == 1 and "sha256 differs" in document["error"]
+
+
+def test_a_copy_holding_only_its_saved_json_is_listed_never_skipped(tmp_path):
+    save, out, _ = save_match(tmp_path, CLEAN, "m_1b23341c9524")
+    for name in ("export", "report.json"):
+        path = save / CLEAN / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    done = run_script("recompute.py", save)
+    assert done.returncode == 1
+    assert "\n2 matches: 1 read, 1 could not be read; 5 seats\n" in done.stdout
+    assert "export/1.json: missing from the copy saved" in done.stderr
+
+
+def test_one_id_named_twice_is_saved_and_audited_once(tmp_path):
+    save, out, requests = save_match(tmp_path, CLEAN, CLEAN, " %s " % CLEAN)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "" and out.stdout.count("%s  rubric" % CLEAN) == 1
+    assert requests == ["/api/matches/%s/export?page=1" % CLEAN, "/api/matches/%s/report" % CLEAN]
+    folders = run_script("recompute.py", save / CLEAN, save / CLEAN)
+    assert folders.returncode == 0 and folders.stdout.count("%s  rubric" % CLEAN) == 1
+
+
+def test_a_save_cut_short_has_no_saved_json_says_so_and_is_replaced(tmp_path):
+    save = tmp_path / "save"
+    def refuse(handler):
+        handler.send(500, b'{"reason": "down"}')
+    with Platform(FIXTURES, faults={"/api/matches/%s/report" % CLEAN: refuse}) as platform:
+        out = run_script("recompute.py", "--base", platform.url, "--save", save, CLEAN)
+    assert out.returncode == 2
+    assert (save / CLEAN / "export" / "1.json").is_file() and not (save / CLEAN / "saved.json").exists()
+    offline = run_script("recompute.py", save / CLEAN)
+    assert offline.returncode == 2
+    assert offline.stderr == ("recompute.py: %s: incomplete copy (no saved.json): every page present, "
+                              "no report.json\n" % (save / CLEAN))
+    again, out, _ = save_match(tmp_path, CLEAN)
+    assert out.returncode == 0
+    assert out.stderr == ("recompute.py: replacing the incomplete copy in %s (it has no saved.json)\n"
+                          % (save / CLEAN))
+    assert (save / CLEAN / "saved.json").is_file()
+    refused, out, requests = save_match(tmp_path, CLEAN)   # a whole copy is never overwritten
+    assert out.returncode == 2 and "already holds a copy" in out.stderr and requests == []
+
+
+def test_a_fifo_in_a_saved_folder_is_refused_at_once(tmp_path):
+    save, out, _ = save_match(tmp_path, CLEAN)
+    copy = save / CLEAN
+    (copy / "saved.json").unlink()
+    (copy / "report.json").unlink()
+    os.mkfifo(copy / "report.json")
+    child = run_child("recompute.py", [copy], tmp_path, timeout=5)
+    assert child.code == 2 and child.seconds < 20
+    assert child.err == "recompute.py: %s: not a regular file: not read\n" % (copy / "report.json")
+    study = tmp_path / "study"
+    with Platform(FIXTURES) as platform:
+        assert run_script("recompute_study.py", platform.url + KIM, "--save", study).returncode == 0
+    (study / "seats.csv").unlink()
+    os.mkfifo(study / "seats.csv")
+    child = run_child("recompute_study.py", [study], tmp_path, timeout=5)
+    assert child.code == 1 and child.seconds < 20
+    assert "check FAILS: seats.csv: not the file saved" in child.out and "not a regular file" in child.out
+
+
+def test_against_never_follows_a_link_out_of_the_old_copy(tmp_path):
+    save, out, _ = save_match(tmp_path, CLEAN)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "hunter2-do-not-show"}')
+    os.symlink(secret, save / CLEAN / "export" / "2.json")
+    with Platform(FIXTURES) as platform:
+        for options in ([], ["--json"]):
+            done = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN, *options)
+            assert done.returncode == 0, done.stderr
+            assert "hunter2" not in done.stdout + done.stderr
+    (save / CLEAN / "saved.json").unlink()        # unverified: the link is listed, its target not read
+    with Platform(FIXTURES) as platform:
+        done = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN, "--json")
+    assert "hunter2" not in done.stdout + done.stderr
+    changes = json.loads(done.stdout)["against"]["changes"]
+    assert changes == [{"file": "export/2.json", "path": "", "change": "removed",
+                        "old": "(a link leading outside %s: not read)" % (save / CLEAN), "new": None}]
+
+
+def test_against_a_trials_line_of_two_million_fields_stays_bounded(tmp_path):
+    with Platform(FIXTURES) as platform:
+        assert run_script("recompute_study.py", platform.url + KIM, "--save", tmp_path / "old").returncode == 0
+        old = tmp_path / "old"
+        lines = (old / "trials.csv").read_bytes().split(b"\r\n")
+        lines[3] = b"," * 2000000
+        (old / "trials.csv").write_bytes(b"\r\n".join(lines))
+        about = json.loads((old / "saved.json").read_text())
+        about["sha256"]["trials.csv"] = hashlib.sha256((old / "trials.csv").read_bytes()).hexdigest()
+        (old / "saved.json").write_text(json.dumps(about))
+        child = run_child("recompute_study.py", [platform.url + KIM, "--against", old], tmp_path, timeout=30)
+    assert child.code == 1, child.err
+    assert "  trials.csv line 4: 2000001 fields -> 24 fields" in child.out
+    assert child.peak_mb <= MAX_RSS_MB, child.peak_mb
