@@ -875,6 +875,24 @@ def summary(results, failures):
                                                    "checksMade")},
         differ=[r["source"] for r in results if r["exit"]])
 
+def verdict_line(named):
+    """The last line: each (word, names) with names, every figure that differs and every check that fails
+    named (the first 12, then how many more); or that every figure is the same and every check agrees."""
+    parts = ["%s: %s" % (word, ", ".join(names[:12]) + (" and %d more" % (len(names) - 12)) * (len(names) > 12))
+             for word, names in named if names]
+    return "; ".join(parts) or "every figure same, every check agrees"
+
+def match_verdict(results, failures, changes, batch):
+    """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
+    prefix = lambda r: r["matchId"] + " " if batch else ""
+    return verdict_line([
+        ("DIFFERS", [prefix(r) + text(row["label"]) for r in results for s in r["seats"] for row in s["figures"]
+                     if row["same"] is False]),
+        ("FAILS", [prefix(r) + text(c["check"]) for r in results for c in r["checks"] if not c["agrees"]]
+         + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]),
+        ("CHANGED", ["%d since the saved copy" % len(changes)] if changes else []),
+        ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])])
+
 def print_summary(s, failures, out):
     out.write(("\n%(matches)d matches: %(read)d read, %(unreadable)d could not be read; %(seats)d seats\n"
                "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
@@ -1339,7 +1357,7 @@ def print_matches(args, results, failures, status, batch, saved_at, changes):
     totals = summary(results, failures)
     if args.json:
         doc = {"script": "recompute.py", "exit": status, "summary": totals, "matches": results,
-               "unreadable": failures}
+               "unreadable": failures, "verdict": match_verdict(results, failures, changes, batch)}
         if changes is not None:
             doc["against"] = {"copy": args.against, "savedAt": saved_at, "changes": changes}
         return print(json.dumps(doc, indent=1, ensure_ascii=True))
@@ -1350,6 +1368,8 @@ def print_matches(args, results, failures, status, batch, saved_at, changes):
     for f in [f for f in failures if f["exit"] == 1]:   # a copy not as saved: nothing else is shown
         put(sys.stdout.write, "check FAILS: %s" % f["error"])
     if batch: print_summary(totals, failures, sys.stdout)
+    if results or status == 1:  # nothing read: the error on stderr is the answer
+        put(sys.stdout.write, match_verdict(results, failures, changes, batch))
 
 def once(sources):
     """Each match once, however often it is named: a download by its id, a copy by its folder."""

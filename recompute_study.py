@@ -333,6 +333,7 @@ def print_comparison_figure(x, places):
 class Result:
     """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
     matches = None          # §8, under --matches: each match's audit and its rows' differences
+    changed = 0             # --against: how many changes since the saved copy
     def __init__(self):
         self.figures, self.checks, self.trust = [], [], []
     def figure(self, key, label, page, ours, same, difference=None, **more):
@@ -721,6 +722,8 @@ def match_result(rc, mid, rows, args, study):
     try:
         source = (rc.SavedCopies(os.path.join(study.folder, mid)) if study.folder
                   else rc.Downloads(study.origin, mid, args.save, "the study's address"))
+        if source.match_id not in (None, mid):
+            raise Unreadable("the copy in %s is of %s" % (_shown(source.folder), source.match_id))
         source.match_id = mid
         out.update(audit_match(rc, mid, *rows, study.metric, source))
         if args.against:
@@ -981,9 +984,13 @@ def report_text(header, result, every):
         f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]), _difference(f))
         for f in wrong] if wrong else []
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
+    shown = [(n, check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
     lines += ["", "checks"] + ["%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
                                                   "" if detail is None else " (%s)" % one_line(detail))
-                               for number, (name, agrees, detail) in enumerate(result.checks, 1)]
+                               for number, (name, agrees, detail) in shown]
+    agreeing = len(result.checks) - len(shown)
+    lines += ["  %s %d agree%s (--all lists each)" % ("the other" if shown else "all", agreeing,
+                                                      "s" * (agreeing == 1))] * bool(agreeing)
     lines += [] if result.matches is None else match_lines(result.matches)
     lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % _summary(result),
               "checks that agree: %(checksAgree)d of %(checksMade)d made" % _summary(result)]
@@ -991,9 +998,34 @@ def report_text(header, result, every):
         "matches that recompute: %(matchesRecompute)d of %(matches)d named" % _summary(result),
         "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
             _summary(result)[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
-    lines += ["taken on trust:"] + ["  - " + one_line(item) for item in result.trust]
+    lines += ["taken on trust:"] + ["  - " + one_line(item) for item in result.trust] + [study_verdict(result)]
     return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
         line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
+
+def verdict_line(named):
+    """The last line: each (word, names) with names, every figure that differs and every check that fails
+    named (the first 12, then how many more); or that every figure is the same and every check agrees."""
+    parts = ["%s: %s" % (word, ", ".join(names[:12]) + (" and %d more" % (len(names) - 12)) * (len(names) > 12))
+             for word, names in named if names]
+    return "; ".join(parts) or "every figure same, every check agrees"
+
+def study_verdict(result):
+    """The study's verdict line: figures by their key, checks by number, then each match's findings."""
+    def name(key):
+        what = [k for k in ("comparison", "model", "trial", "arm") if k in key][0]
+        where = "trial %s arm %s" % (key["trial"], key["arm"]) if what == "trial" else "%s %s" % (what, key[what])
+        return "%s %s" % (_clip(_shown(where), 40), key["figure"])
+    matches = result.matches or []
+    return verdict_line([
+        ("DIFFERS", [name(f["key"]) for f in result.figures if not f["same"]]
+         + ["%s seat %d %s" % (m["match"], d["seat"], d["figure"]) for m in matches for a in m["audits"]
+            for d in a["differs"]]
+         + ["%s line %d %s" % (d["file"], d["line"], d["column"]) for m in matches for d in m["differences"]]),
+        ("FAILS", ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
+         + ["%s %s" % (m["match"], one_line(c["check"])) for m in matches for a in m["audits"]
+            for c in a["checksFailed"]]),
+        ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
+        ("NOT READ", [m["match"] for m in matches if "error" in m])])
 
 def _summary(result):
     counts = {"figuresSame": sum(1 for f in result.figures if f["same"]),
@@ -1042,7 +1074,8 @@ def report_json(study_id, address, sources, result, status, against, copy):
         **({} if result.matches is None else {"matches": result.matches, "differences": [
             d for m in result.matches for d in m["differences"]]}),
         "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
-        "trusted": result.trust}, **({"against": against} if against else {})), indent=1, ensure_ascii=True)
+        "trusted": result.trust, "verdict": study_verdict(result)}, **({"against": against} if against else {})),
+        indent=1, ensure_ascii=True)
 
 # ---------------------------------------------------------------- saved copies
 SCRIPT, VERSION = "recompute_study.py", "3.1"
@@ -1445,6 +1478,7 @@ def run(args):
     sources.save(SAVED, SAVED, (json.dumps(record, indent=1) + "\n").encode("ascii"))  # last: all else whole
     agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
     status = max([0 if agree and not changes else 1] + [m["exit"] for m in result.matches or []])
+    result.changed = len(changes)
     copy = saved and "saved copy of %s from %s, saved %s, every file verified" % (study_id, address,
                                                                                   _shown(saved["savedAt"]))
     print_report(args, (study_id, address, copy), sources, terms, result, status, (old, changes))

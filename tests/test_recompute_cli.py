@@ -39,8 +39,9 @@ def test_erratum_explains_the_replay(fixtures_platform):
 def test_tampered_wealth_differs(fixtures_platform):
     out = run(fixtures_platform, TAMPERED)
     assert out.returncode == 1
-    [line] = [l for l in out.stdout.splitlines() if "DIFFERS" in l]
+    [line] = [l for l in out.stdout.splitlines() if l.startswith("DIFFERS ")]
     assert line == "DIFFERS a_2 wealth: published 65.01, recomputed 65.0, -1 in the last place"
+    assert out.stdout.endswith("\nDIFFERS: a_2 wealth\n")   # the last line is the verdict
     [row] = [l for l in out.stdout.splitlines() if l.startswith("a_2   65.01/65.0  active  1 ")]
     rows = run(fixtures_platform, "--all", TAMPERED).stdout.splitlines()
     assert "  wealth              65.01                    65.0                     DIFFERS -1" in rows
@@ -99,7 +100,7 @@ def test_several_matches_summary_and_worst_exit(fixtures_platform):
         "Fitness Index reproduced for 12 of 12 seats; final wealth (published) for 11 of 12\n"
         "wealth replay (inventory and structures) reproduced for 12 of 12 seats (0 not compared)\n"
         "figures same 203 of 204; checks agree 212 of 212\n"
-        "differ: %s\n" % TAMPERED)
+        "differ: %s\nDIFFERS: %s a_2 wealth\n" % (TAMPERED, TAMPERED))
     out = run(fixtures_platform, CLEAN, PLAYING)
     assert out.returncode == 2
     assert "\n2 matches: 1 read, 1 could not be read; 2 seats\n" in out.stdout

@@ -37,7 +37,8 @@ def test_default_view_is_one_table_row_per_seat(fixtures_platform):
     head = lines.index("seat  wealth  status  rank  survive  economy  social  adapt  compete  index  grade")
     assert lines[head + 1] == "a_1   361.08  active  2     100.0    92.2     100.0   100.0  72.3     93.9   A"
     assert lines[head + 6].startswith("seat  achievements        coverage  idxWealth  idxRep  circular  estimated")
-    assert "same" not in out.stdout.replace("figures same", "")
+    assert out.stdout.endswith("\nevery figure same, every check agrees\n")
+    assert "same" not in out.stdout.replace("figures same", "").replace("every figure same", "")
 
 
 def test_not_compared_cells_are_bracketed(fixtures_platform):
@@ -58,7 +59,8 @@ def test_every_figure_differs_names_seat_and_last_place(tmp_path):
     (tmp_path / CLEAN / "report.json").write_text(json.dumps(report))
     out = run_script("recompute.py", tmp_path / CLEAN)
     assert out.returncode == 1
-    assert [l for l in out.stdout.splitlines() if "DIFFERS" in l] == [
+    assert out.stdout.splitlines()[-1] == "DIFFERS: a_1 economy, a_1 grade, a_1 indexWealth"
+    assert [l for l in out.stdout.splitlines() if l.startswith("DIFFERS ")] == [
         "DIFFERS a_1 economy: published 44.9, recomputed 44.5, -4 in the last place",
         "DIFFERS a_1 grade: published A, recomputed B",
         "DIFFERS a_1 indexWealth: published 29.848, recomputed 29.85, +2 in the last place"]

@@ -50,7 +50,7 @@ def test_a_swapped_report_is_a_failed_check_and_nothing_is_shown(tmp_path):
     done = run_script("recompute.py", copy)
     line = "%s: report.json: not the file saved %s (sha256 differs)" % (copy, saved_at)
     assert done.returncode == 1
-    assert done.stdout.replace(" \\\n    ", " ") == "check FAILS: %s\n" % line
+    assert done.stdout.replace(" \\\n    ", " ") == "check FAILS: %s\nFAILS: %s (not as saved)\n" % (line, copy)
     assert done.stderr == "recompute.py: %s\n" % line
     document = json.loads(run_script("recompute.py", copy, "--json").stdout)
     assert document["exit"] == 1 and "sha256 differs" in document["error"]
