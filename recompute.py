@@ -876,9 +876,8 @@ def summary(results, failures):
         differ=[r["source"] for r in results if r["exit"]])
 
 def verdict_line(named):
-    """The last line: each (word, names) with names, every figure that differs and every check that fails
-    named (the first 12, then how many more); or that every figure is the same and every check agrees."""
-    parts = ["%s: %s" % (word, ", ".join(names[:12]) + (" and %d more" % (len(names) - 12)) * (len(names) > 12))
+    """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
+    parts = ["%s: %s" % (word, ", ".join(names[:12]) + " and %d more" % (len(names) - 12) * (len(names) > 12))
              for word, names in named if names]
     return "; ".join(parts) or "every figure same, every check agrees"
 
@@ -886,8 +885,8 @@ def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
     prefix = lambda r: r["matchId"] + " " if batch else ""
     return verdict_line([
-        ("DIFFERS", [prefix(r) + text(row["label"]) for r in results for s in r["seats"] for row in s["figures"]
-                     if row["same"] is False]),
+        ("DIFFERS", [prefix(r) + text(row["label"]) for r in results for s in r["seats"]
+                     for row in s["figures"] if row["same"] is False]),
         ("FAILS", [prefix(r) + text(c["check"]) for r in results for c in r["checks"] if not c["agrees"]]
          + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]),
         ("CHANGED", ["%d since the saved copy" % len(changes)] if changes else []),

@@ -998,29 +998,25 @@ def report_text(header, result, every):
         "matches that recompute: %(matchesRecompute)d of %(matches)d named" % _summary(result),
         "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
             _summary(result)[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
-    lines += ["taken on trust:"] + ["  - " + one_line(item) for item in result.trust] + [study_verdict(result)]
+    lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
     return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
         line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
 
 def verdict_line(named):
-    """The last line: each (word, names) with names, every figure that differs and every check that fails
-    named (the first 12, then how many more); or that every figure is the same and every check agrees."""
-    parts = ["%s: %s" % (word, ", ".join(names[:12]) + (" and %d more" % (len(names) - 12)) * (len(names) > 12))
+    """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
+    parts = ["%s: %s" % (word, ", ".join(names[:12]) + " and %d more" % (len(names) - 12) * (len(names) > 12))
              for word, names in named if names]
     return "; ".join(parts) or "every figure same, every check agrees"
 
 def study_verdict(result):
     """The study's verdict line: figures by their key, checks by number, then each match's findings."""
-    def name(key):
-        what = [k for k in ("comparison", "model", "trial", "arm") if k in key][0]
-        where = "trial %s arm %s" % (key["trial"], key["arm"]) if what == "trial" else "%s %s" % (what, key[what])
-        return "%s %s" % (_clip(_shown(where), 40), key["figure"])
-    matches = result.matches or []
+    matches, name = result.matches or [], lambda key: _clip(_shown(" ".join(
+        "%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)), 40)
     return verdict_line([
-        ("DIFFERS", [name(f["key"]) for f in result.figures if not f["same"]]
+        ("DIFFERS", ["%s %s" % (name(f["key"]), f["key"]["figure"]) for f in result.figures if not f["same"]]
          + ["%s seat %d %s" % (m["match"], d["seat"], d["figure"]) for m in matches for a in m["audits"]
             for d in a["differs"]]
-         + ["%s line %d %s" % (d["file"], d["line"], d["column"]) for m in matches for d in m["differences"]]),
+         + ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]),
         ("FAILS", ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
          + ["%s %s" % (m["match"], one_line(c["check"])) for m in matches for a in m["audits"]
             for c in a["checksFailed"]]),
@@ -1074,8 +1070,8 @@ def report_json(study_id, address, sources, result, status, against, copy):
         **({} if result.matches is None else {"matches": result.matches, "differences": [
             d for m in result.matches for d in m["differences"]]}),
         "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
-        "trusted": result.trust, "verdict": study_verdict(result)}, **({"against": against} if against else {})),
-        indent=1, ensure_ascii=True)
+        "trusted": result.trust, "verdict": study_verdict(result)},
+        **({"against": against} if against else {})), indent=1, ensure_ascii=True)
 
 # ---------------------------------------------------------------- saved copies
 SCRIPT, VERSION = "recompute_study.py", "3.1"
@@ -1346,16 +1342,9 @@ class Sources:
 
 # ---------------------------------------------------------------- main
 class Parser(argparse.ArgumentParser):
-    """argparse whose usage errors, under --json, are a JSON document too."""
-    json = False
-
+    """argparse whose usage error is one line (and, under --json, a JSON document too), as recompute.py's."""
     def error(self, message):
-        message = one_line(message)  # it may quote an argument as given
-        if self.json:
-            line = "%s: %s" % (self.prog, message)
-            print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
-            self.exit(2, line + "\n")
-        super().error(message)
+        raise Usage("%s (see %s --help)" % (message, SCRIPT))
 
 def parse_arguments(argv):
     parser = Parser(
@@ -1363,7 +1352,6 @@ def parse_arguments(argv):
         description="Recompute a daishi.ai study page's reading from its files and compare.",
         epilog="exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check\n"
                "fails or --against finds a change; 2 the study cannot be read (or a usage error).")
-    parser.json = "--json" in (sys.argv[1:] if argv is None else argv)
     parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>, "
                                         "or a folder --save wrote (read offline)")
     for option, text in (
@@ -1473,7 +1461,8 @@ def run(args):
         read = {m["match"] for m in result.matches}
         changes += [(name, "(the match)", "saved", "absent") for name in sorted(os.listdir(args.against))
                     if re.fullmatch(r"m_[0-9a-f]{12}", name) and name not in read] if old else []
-    record = {"kind": "study", "id": study_id, "address": address, "savedAt": utc_now(), "rubric": None,
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    record = {"kind": "study", "id": study_id, "address": address, "savedAt": now, "rubric": None,
               "script": SCRIPT, "version": VERSION, "sha256": hashes}
     sources.save(SAVED, SAVED, (json.dumps(record, indent=1) + "\n").encode("ascii"))  # last: all else whole
     agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
@@ -1483,9 +1472,6 @@ def run(args):
                                                                                   _shown(saved["savedAt"]))
     print_report(args, (study_id, address, copy), sources, terms, result, status, (old, changes))
     return status
-
-def utc_now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 def check_save(args):
     """--save never overwrites a whole copy (with saved.json); an incomplete one it replaces, saying so."""
@@ -1546,8 +1532,9 @@ def one_line(message, limit=MAX_SHOWN):
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
 def main(argv=None):
-    args = parse_arguments(argv)
+    args = argparse.Namespace(json="--json" in (sys.argv[1:] if argv is None else argv))
     try:
+        args = parse_arguments(argv)
         return run(args)
     except Usage as error:
         message = str(error)
