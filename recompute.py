@@ -336,7 +336,9 @@ def recompute(archive, report):
 
 # --- §12 checks of the blocks
 def check(name, stamped, replayed):
-    return {"check": name, "agrees": stamped == replayed, "published": stamped, "recomputed": replayed}
+    agrees = stamped == replayed
+    return {"check": name, "agrees": agrees, "detail": None if agrees else "archive says %s, events give %s"
+            % (shown(stamped), shown(replayed)), "published": stamped, "recomputed": replayed}
 
 def block_checks(archive, counters, visited, ledger):
     if not archive["events"]: return []
@@ -867,7 +869,7 @@ def summary(results, failures):
     rows = [row for r in results for s in r["seats"] for row in s["figures"]]
     same = Counter(r["key"]["figure"] for r in rows if r["same"])
     return dict(
-        matches=len(results) + len(failures), read=len(results), unreadable=len(failures),
+        matches=len(results) + len(failures), read=len(results), unreadable=[f["source"] for f in failures],
         seats=len([s for r in results for s in r["seats"]]), fitnessIndexReproduced=same["fitnessIndex"],
         finalWealthReproduced=same["wealth"], wealthReplayReproduced=same["wealth replay"],
         wealthReplayNotCompared=len([r for r in rows if r["same"] is None]),
@@ -893,13 +895,13 @@ def match_verdict(results, failures, changes, batch):
         ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])])
 
 def print_summary(s, failures, out):
-    out.write(("\n%(matches)d matches: %(read)d read, %(unreadable)d could not be read; %(seats)d seats\n"
+    out.write(("\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
                "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
                "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
                "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
                "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
                "figures same %(figuresSame)d of %(figuresCompared)d; "
-               "checks agree %(checksAgree)d of %(checksMade)d\n") % s)
+               "checks agree %(checksAgree)d of %(checksMade)d\n") % dict(s, notRead=len(s["unreadable"])))
     if s["differ"]:
         put(out.write, "differ: " + ", ".join(text(d) for d in s["differ"]))
     for f in failures:
@@ -1001,10 +1003,10 @@ def folder_holds(path):
 
 ABSENT = object()
 
-def change(file, path, old, new):
-    """One change --against lists; ABSENT where one side lacks it."""
-    return {"file": file, "path": path, "change": "added" if old is ABSENT else "removed" if new is ABSENT
-            else "changed", "old": None if old is ABSENT else old, "new": None if new is ABSENT else new}
+def change(file, where, was, now):
+    """One change --against lists, in the one shape of both scripts: a side that lacks it is "(absent)"."""
+    return {"file": file, "where": where, "was": "(absent)" if was is ABSENT else was,
+            "now": "(absent)" if now is ABSENT else now}
 
 def json_changes(old, new, path=""):
     if isinstance(old, dict) and isinstance(new, dict):
@@ -1032,7 +1034,8 @@ def against(source, old):
             if (copy.listed is None or rel in copy.listed) and os.path.lexists(path):
                 before = read_file(path, old)
         except Unreadable as err:  # a link leading out, a FIFO: named, never read
-            changes.append(change(rel, "", "(%s)" % str(err)[len(path) + 2:], now))
+            reason = "(%s)" % str(err)[len(path) + 2:]
+            changes.append(change(rel, "", reason, ABSENT if now is ABSENT else "(the file)"))
             continue
         try:
             found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])
@@ -1047,10 +1050,8 @@ def print_against(w, old, saved_at, changes):
     put(w, "CHANGED since %s (%s): %d change%s" % (saved_at, text(old), len(changes),
                                                     "" if len(changes) == 1 else "s"))
     for c in changes[:40]:
-        value = shown if c["file"].endswith(".json") else text  # a CSV field or a match: its text
-        put(w, "  %s %s: %s -> %s" % (c["file"], text(c["path"] or "(the file)"),
-                                      "(absent)" if c["change"] == "added" else cut(value(c["old"]), 40),
-                                      "(absent)" if c["change"] == "removed" else cut(value(c["new"]), 40)))
+        sides = [side if side == "(absent)" else cut(shown(side), 40) for side in (c["was"], c["now"])]
+        put(w, "  %s %s: %s -> %s" % (c["file"], text(c["where"] or "(the file)"), *sides))
     if len(changes) > 40:
         w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
 
@@ -1355,10 +1356,11 @@ def audit_matches(args):
 def print_matches(args, results, failures, status, batch, saved_at, changes):
     totals = summary(results, failures)
     if args.json:
-        doc = {"script": "recompute.py", "exit": status, "summary": totals, "matches": results,
-               "unreadable": failures, "verdict": match_verdict(results, failures, changes, batch)}
+        doc = {"script": "recompute.py", "version": VERSION, "exit": status, "summary": totals,
+               "matches": results, "unreadable": failures,
+               "verdict": match_verdict(results, failures, changes, batch)}
         if changes is not None:
-            doc["against"] = {"copy": args.against, "savedAt": saved_at, "changes": changes}
+            doc["against"] = {"folder": args.against, "savedAt": saved_at, "changes": changes}
         return print(json.dumps(doc, indent=1, ensure_ascii=True))
     for i, result in enumerate(results):
         sys.stdout.write("\n" if i else "")
@@ -1390,7 +1392,8 @@ def fail(as_json, message, quiet=False, status=2):
     line = one_line("recompute.py: " + message)
     if not quiet: print(line, file=sys.stderr)
     if as_json:
-        print(json.dumps({"script": "recompute.py", "exit": status, "error": line}, ensure_ascii=True))
+        print(json.dumps({"script": "recompute.py", "version": VERSION, "exit": status, "error": line},
+                         ensure_ascii=True))
     return status
 
 if __name__ == "__main__":

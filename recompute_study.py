@@ -741,9 +741,8 @@ def match_result(rc, mid, rows, args, study):
 def match_changes(rc, source, mid, old):
     """--against: each of the match's files and fields that changed since the copy in OLD/<match>."""
     prior = os.path.join(old, mid)
-    if not os.path.isdir(prior): return [(mid, "(the match)", "absent", "read")]
-    return [(mid + "/" + c["file"], c["path"], "absent" if c["change"] == "added" else c["old"],
-             "absent" if c["change"] == "removed" else c["new"]) for c in rc.against(source, prior)]
+    if not os.path.isdir(prior): return [(mid, "(the match)", "(absent)", "(read now)")]
+    return [(mid + "/" + c["file"], c["where"], c["was"], c["now"]) for c in rc.against(source, prior)]
 
 # ---------------------------------------------------------------- the files
 # Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
@@ -1064,7 +1063,8 @@ def _json_figure(f):
 
 def report_json(study_id, address, sources, result, status, against, copy):
     return json.dumps(dict({
-        "script": SCRIPT, "exit": status, "study": study_id, "address": address, "sources": sources,
+        "script": SCRIPT, "version": VERSION, "exit": status, "study": study_id, "address": address,
+        "sources": sources,
         **({"copy": copy} if copy else {}),
         "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
         **({} if result.matches is None else {"matches": result.matches, "differences": [
@@ -1135,8 +1135,8 @@ def changes_since(old, study_id, bodies):
         now = bodies.get(name)
         if was == now: continue
         if was is None or now is None:
-            changes.append((name, "", "absent" if was is None else "saved",
-                            "absent" if now is None else "read"))
+            changes.append((name, "", "(absent)" if was is None else "(saved)",
+                            "(absent)" if now is None else "(read now)"))
         else:
             changes += (_csv_changes if name.endswith(".csv") else _json_changes)(name, was, now, study_id)
     return changes
@@ -1153,7 +1153,7 @@ def _csv_changes(name, was, now, study_id):
     for line in range(1, max(len(was), len(now)) + 1):
         a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was, now))
         if a is None or b is None:
-            changes.append((name, "line %d" % line) + tuple("absent" if r is None else ",".join(r)
+            changes.append((name, "line %d" % line) + tuple("(absent)" if r is None else ",".join(r)
                                                             for r in (a, b)))
             continue
         if len(a) != len(b) or len(a) > len(now[0]):   # a line of other width: one change, not a field each
@@ -1459,7 +1459,7 @@ def run(args):
                    seats, result)
         changes += [c for m in result.matches for c in m.pop("changes", [])]
         read = {m["match"] for m in result.matches}
-        changes += [(name, "(the match)", "saved", "absent") for name in sorted(os.listdir(args.against))
+        changes += [(name, "(the match)", "(saved)", "(absent)") for name in sorted(os.listdir(args.against))
                     if re.fullmatch(r"m_[0-9a-f]{12}", name) and name not in read] if old else []
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     record = {"kind": "study", "id": study_id, "address": address, "savedAt": now, "rubric": None,
@@ -1486,7 +1486,7 @@ def check_save(args):
 def altered(args, study_id, faults):
     """A saved copy not as saved: each file named as a failed check, nothing read from it shown (exit 1)."""
     if args.json:
-        print(json.dumps({"script": SCRIPT, "exit": 1, "study": study_id, "checks": [
+        print(json.dumps({"script": SCRIPT, "version": VERSION, "exit": 1, "study": study_id, "checks": [
             {"check": one_line(fault), "agrees": False, "detail": None} for fault in faults]}, indent=1,
             ensure_ascii=True))
     else:
@@ -1499,7 +1499,7 @@ def print_report(args, names, sources, terms, result, status, against):
     (study_id, address, copy), (old, changes) = names, against
     if args.json:
         return print(report_json(study_id, address, sources.used, result, status, old and {
-            "folder": args.against, "saved": old.get("savedAt"), "changes": [
+            "folder": args.against, "savedAt": old["savedAt"], "changes": [
                 {"file": name, "where": where, "was": was, "now": now}
                 for name, where, was, now in changes]}, copy))
     header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
@@ -1547,7 +1547,7 @@ def main(argv=None):
     line = one_line("%s: %s" % (SCRIPT, message))
     print(line, file=sys.stderr)
     if args.json:
-        print(json.dumps({"script": SCRIPT, "exit": 2, "error": line}, ensure_ascii=True))
+        print(json.dumps({"script": SCRIPT, "version": VERSION, "exit": 2, "error": line}, ensure_ascii=True))
     return 2
 
 # ---------------------------------------------------------------- appendix: the exact sign-flip test, fast

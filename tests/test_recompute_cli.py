@@ -153,8 +153,8 @@ def test_json_document(fixtures_platform):
     row = [r for s in second["seats"] for r in s["figures"] if r["same"] is False]
     assert row == [{"key": {"match": TAMPERED, "seat": "a_2", "figure": "wealth"}, "label": "a_2 wealth",
                     "published": 65.01, "recomputed": 65.0, "same": False, "difference": -1}]
-    assert first["checks"][0] == {"check": "metrics a_1.gather", "agrees": True, "published": 27,
-                                  "recomputed": 27}
+    assert first["checks"][0] == {"check": "metrics a_1.gather", "agrees": True, "detail": None,
+                                  "published": 27, "recomputed": 27}
 
 
 def test_base_from_environment(fixtures_platform):

@@ -162,8 +162,8 @@ def test_against_names_one_changed_report_figure(fixtures_platform, tmp_path):
                                  % (saved_at, tmp_path / CLEAN))
     doc = json.loads(run_script("recompute.py", "--json", "--against", tmp_path / CLEAN, tmp_path / "now").stdout)
     assert doc["exit"] == 1
-    assert doc["against"]["changes"] == [{"file": "report.json", "path": "scorecards[1].dimensions.social",
-                                          "change": "changed", "old": 100.0, "new": 99.9}]
+    assert doc["against"]["changes"] == [{"file": "report.json", "where": "scorecards[1].dimensions.social",
+                                          "was": 100.0, "now": 99.9}]
 
 
 def test_against_a_copy_of_another_match_is_refused(fixtures_platform, tmp_path):
@@ -201,11 +201,12 @@ def test_json_errors_are_json(fixtures_platform):
     out = run(fixtures_platform, "--json", "--rubric", "9.9", CLEAN)
     assert out.returncode == 2
     doc = json.loads(out.stdout)
-    assert set(doc) == {"script", "exit", "error"} and doc["exit"] == 2
+    assert set(doc) == {"script", "version", "exit", "error"} and doc["exit"] == 2
     assert doc["error"] == out.stderr.strip() and "--rubric" in doc["error"]
     out = run(fixtures_platform, "--json", PLAYING)
     assert out.returncode == 2
-    assert json.loads(out.stdout) == {"script": "recompute.py", "exit": 2, "error": out.stderr.strip()}
+    assert json.loads(out.stdout) == {"script": "recompute.py", "version": "3.1", "exit": 2,
+                                      "error": out.stderr.strip()}
     assert out.stderr.strip().endswith("409 The match is still playing: round 212 of 400.")
 
 

@@ -131,8 +131,8 @@ def test_against_never_follows_a_link_out_of_the_old_copy(tmp_path):
         done = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN, "--json")
     assert "hunter2" not in done.stdout + done.stderr
     changes = json.loads(done.stdout)["against"]["changes"]
-    assert changes == [{"file": "export/2.json", "path": "", "change": "removed",
-                        "old": "(a link leading outside %s: not read)" % (save / CLEAN), "new": None}]
+    assert changes == [{"file": "export/2.json", "where": "", "now": "(absent)",
+                        "was": "(a link leading outside %s: not read)" % (save / CLEAN)}]
 
 
 def test_against_a_trials_line_of_two_million_fields_stays_bounded(tmp_path):

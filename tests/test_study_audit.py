@@ -385,14 +385,14 @@ def test_against_a_saved_study_names_each_change(fixtures_platform, tmp_path):
     assert flat("against %s, saved %s: 2 changes\n  seats.csv line 3 gathers: 140 -> 141\n"
                 "  %s/report/2.4.json scorecards[2].wealth: 351.5 -> 351.51\n" % (saved, saved_at, M1)) in flat(out.stdout)
     assert document["exit"] == 1
-    assert document["against"] == {"folder": str(saved), "saved": saved_at, "changes": [
+    assert document["against"] == {"folder": str(saved), "savedAt": saved_at, "changes": [
         {"file": "seats.csv", "where": "line 3 gathers", "was": "140", "now": "141"},
         {"file": M1 + "/report/2.4.json", "where": "scorecards[2].wealth", "was": 351.5, "now": 351.51}]}
     (saved / M1).rename(saved / "m_000000000000")   # a match on each side only
     out = run(fixtures_platform, STUDY, "--against", saved)
     assert out.returncode == 1, out.stderr
-    assert "  %s (the match): absent -> read\n" % M1 in out.stdout
-    assert "  m_000000000000 (the match): saved -> absent\n" in out.stdout
+    assert "  %s (the match): (absent) -> (read now)\n" % M1 in out.stdout
+    assert "  m_000000000000 (the match): (saved) -> (absent)\n" in out.stdout
 
 
 def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):

@@ -139,14 +139,14 @@ def test_json_errors_and_usage_errors_are_documents():
     done = run_script(SCRIPT, "https://daishi.ai/u/kim/studies/nope", "--json")
     assert done.returncode == 2
     out = json.loads(done.stdout)
-    assert out == {"script": SCRIPT, "exit": 2, "error": done.stderr.strip()}
+    assert out == {"script": SCRIPT, "version": "3.1", "exit": 2, "error": done.stderr.strip()}
     assert "expected https://daishi.ai/u/<handle>/studies/s_<8 hex digits>" in out["error"]
     for args, error in ((["--json"], "the following arguments are required: address"),
                         (["x", "--json", "--bogus"], "unrecognized arguments: --bogus")):
         done = run_script(SCRIPT, *args)
         assert done.returncode == 2
         line = "%s: %s (see %s --help)" % (SCRIPT, error, SCRIPT)
-        assert json.loads(done.stdout) == {"script": SCRIPT, "exit": 2, "error": line}
+        assert json.loads(done.stdout) == {"script": SCRIPT, "version": "3.1", "exit": 2, "error": line}
         assert done.stderr == line + "\n"
     done = run_script(SCRIPT, "--bogus")    # one line, as recompute.py's, naming --help
     assert done.returncode == 2 and done.stdout == ""
