@@ -29,7 +29,10 @@ Exit status: 0 every figure matches and every check agrees, 1 a figure differs, 
 the record changed, 2 a record cannot be read, 130 interrupted, 141 stdout closed.
 Python 3.9 or later, standard library only.
 """
-import argparse, gc, hashlib, http.client, json, math, os, re, socket, stat, sys, tempfile, threading
+import os, signal, sys
+if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
+    signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
+import argparse, gc, hashlib, http.client, json, math, re, shutil, socket, stat, tempfile, threading
 import time, urllib.error, urllib.parse, urllib.request
 from bisect import bisect_right
 from collections import Counter, defaultdict
@@ -700,7 +703,7 @@ PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, rank=0
 COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete", fitnessIndex="index",
                mapCoverage="coverage", indexWealth="idxWealth", indexReputation="idxRep",
                circularReputation="circular", circularEstimated="estimated", **{"wealth replay": "replay"})
-WIDTH = 100  # no printed line is wider
+WIDTH = 100  # no printed line is wider; a terminal narrower than this (not under 60) narrows it
 
 def figure_row(match, sid, name, published, recomputed, same):
     d = None
@@ -1244,10 +1247,18 @@ def sources_for(target, args):
         return [(p, lambda p=p: copy_within(p, target)) for p in paths
                 if os.path.isdir(p) and (MATCH_ID.match(os.path.basename(p)) or folder_holds(p) == "match")]
     if not address and not MATCH_ID.match(target):
-        raise Unreadable("%s is neither a match id (m_ and 12 hex digits), nor a match address "
-                          "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % shown(target))
+        raise Unreadable(not_a_target(target))
     base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
     return [(mid, Downloads(base, mid, args.save, named))]
+
+def not_a_target(target):
+    """Why an argument names no match, in the words that fix it."""
+    if MATCH_ID.match(target.lower()):
+        return "%s is not a match id: the hex digits are lowercase (%s)" % (text(target), target.lower())
+    if os.sep in target or target.startswith("."):
+        return "%s: no such folder" % text(target)
+    return ("%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
+            "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target))
 
 def copy_within(path, folder):
     """The saved copy in a folder of copies, never through a link leading out of it."""
@@ -1304,6 +1315,7 @@ def parse_args(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         args = parse_args(argv)
     except Unreadable as err:
@@ -1396,8 +1408,17 @@ def fail(as_json, message, quiet=False, status=2):
                          ensure_ascii=True))
     return status
 
+def prepare_streams():
+    """Text a stream cannot encode is written escaped (\\xdc), never an error; a terminal sets the width."""
+    global WIDTH
+    for stream in (sys.stdout, sys.stderr):
+        getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
+    if sys.stdout.isatty():
+        WIDTH = max(60, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
+
 if __name__ == "__main__":
     try:
+        prepare_streams()
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # Ctrl-C: each saved file whole or absent; no thread waited for

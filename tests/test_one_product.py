@@ -1,0 +1,70 @@
+"""What a person meets in either script: text a console cannot encode, a narrow terminal, errors that
+name their cause, usage errors in one line."""
+import fcntl
+import json
+import os
+import pty
+import shutil
+import struct
+import subprocess
+import sys
+import termios
+
+from conftest import FIXTURES, REPO, run_script
+
+CLEAN = "m_b0bc344f1eac"
+
+
+def named_copy(tmp_path, name):
+    """A copy of the clean match whose first seat is called `name` (read as an unverified copy)."""
+    copy = tmp_path / CLEAN
+    shutil.copytree(FIXTURES / "api" / "matches" / CLEAN, copy)
+    page = json.loads((copy / "export" / "1.json").read_text())
+    page["archive"]["agents"][0]["name"] = name
+    (copy / "export" / "1.json").write_text(json.dumps(page))
+    return copy
+
+
+def test_a_console_that_cannot_encode_a_name_gets_it_escaped(tmp_path):
+    copy = named_copy(tmp_path, "\u00dcnsal")
+    out = run_script("recompute.py", copy, "--all", env={"PYTHONIOENCODING": "ascii"})
+    assert out.returncode == 0, out.stderr
+    assert "\\xdcnsal" in out.stdout and out.stdout.endswith("every figure same, every check agrees\n")
+
+
+def in_a_terminal(argv, columns):
+    """stdout and stderr on a pseudo-terminal `columns` wide: (exit, what it showed)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    child = subprocess.Popen([sys.executable] + argv, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    return child.wait(timeout=60), shown.decode("utf-8").replace("\r\n", "\n")
+
+
+def test_tables_fit_a_terminal_of_80_columns():
+    for argv in ([str(REPO / "recompute.py"), str(FIXTURES / "api" / "matches" / CLEAN)],):
+        code, shown = in_a_terminal(argv, 80)
+        assert code == 0, shown
+        assert max(len(line) for line in shown.splitlines()) <= 80, shown
+    code, wide = in_a_terminal(argv, 200)
+    assert max(len(line) for line in wide.splitlines()) > 80     # 100 at most, where there is room
+    assert max(len(line) for line in wide.splitlines()) <= 100
+
+
+def test_an_argument_that_names_nothing_says_why(tmp_path):
+    upper = run_script("recompute.py", "m_70232C5541D8")
+    assert upper.returncode == 2 and upper.stderr == (
+        "recompute.py: m_70232C5541D8 is not a match id: the hex digits are lowercase (m_70232c5541d8)\n")
+    missing = run_script("recompute.py", tmp_path / "nope")
+    assert missing.returncode == 2 and missing.stderr == "recompute.py: %s: no such folder\n" % (tmp_path / "nope")
