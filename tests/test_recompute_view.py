@@ -187,7 +187,7 @@ def test_pasted_addresses_are_read(fixtures_platform):
 def test_refusals_say_what_is_expected(fixtures_platform):
     out = run(fixtures_platform, "matches/m_b0bc")
     assert out.returncode == 2
-    assert ("is neither a match id (m_ and 12 hex digits), nor a match address "
+    assert ("is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
             "(https://daishi.ai/matches/m_...), nor a folder of saved copies") in out.stderr
     out = run_script("recompute.py", CLEAN, env={"DAISHI_BASE": "bogus"})
     assert (out.returncode, out.stdout) == (2, "")
