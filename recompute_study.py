@@ -355,8 +355,8 @@ def six_places(page, places, printer):
     (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
     if printer is print_figure or int(whole): return places
     if not int(fraction or "0") and page[0] != "-": return most if len(fraction) == most else places
-    digits = fraction.ljust(most + 1, "0")
-    return next((q for q in range(places, most) if int(digits[:q + 1]) >= 5), most)
+    digits = int(fraction.ljust(most + 1, "0"))   # q places once past 5 at place q + 1 (5: below, rounded up)
+    return next((q for q in range(places, most) if digits > 5 * 10 ** (most - q)), most)
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
     """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
@@ -1600,9 +1600,11 @@ def main(argv=None):
 # ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
 SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
-SIGN_FLIP_MAX_BYTES = 128 * 2 ** 20  # the packed counts of the two halves, at most
+SIGN_FLIP_MAX_BYTES = 140 * 2 ** 20  # the packed counts, at most: with the allocator's slack, under 256 MB
 SIGN_FLIP_ENCLOSE_FROM = 128  # non-zero pairs: from here p is first enclosed (below, counted at once)
-SIGN_FLIP_SCALE, SIGN_FLIP_FLOOR_EVERY = 53, 10  # the enclosure's 2**K and how often it floors
+SIGN_FLIP_LEVELS = ((6, 14), (8, 24), (16, 40))  # each enclosure's bytes a slot and Z (tails < e**-2Z cut)
+SIGN_FLIP_FLOOR_EVERY = 3   # items between floors: the bits of headroom a slot keeps
+PROGRESS_AFTER = 3          # seconds a count runs before a terminal is shown how far it has come
 
 def bootstrap_draws(seed, n, count):
     """`count` pair indices ((next() >> 11) × n) >> 53, mapped slot by slot like the outputs."""
@@ -1634,83 +1636,94 @@ def _slots(z, k):
 def sign_flip_p(diffs, alpha):
     """§4.5's p as (Fraction, how): how None for the exact count; "bound" where Hoeffding's bound
     2·exp(−S1² ÷ (2·Σ D_t²)) is below 0.00005 and alpha (it fixes the printed p and the verdict);
-    "enclosed" where sign_flip_count's [lo, hi] print alike on one side of alpha (lo); else why not."""
+    "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on one side
+    of alpha (lo); else why not: the exact count over its cap, p within ~1e-10 of a 4-place edge or alpha."""
     s1, s2 = sum(diffs), sum(d * d for d in diffs)               # integers: exact
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding
         if bound < 0.00005 * (1 - 1e-9) and bound < alpha:          # below it p prints 0.0000
             return Fraction(max(bound, 2.0 ** -1074)), "bound"
-    if s1 and len(diffs) - diffs.count(0) >= SIGN_FLIP_ENCLOSE_FROM:
-        ends = sign_flip_count(diffs, SIGN_FLIP_SCALE)
-        if not isinstance(ends, str) and len({(print_figure(end.numerator / end.denominator, 4),
-                                                end <= Fraction(alpha)) for end in ends}) == 1:
+    few = len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM     # counted at once, where the count fits
+    for level in (None,) * few + SIGN_FLIP_LEVELS * bool(s1) + (None,):
+        ends = sign_flip_count(diffs, level)
+        if isinstance(ends, str):           # over the cap: the next level, or (the last) why not
+            continue
+        if level is None:
+            return Fraction(ends, 1 << len(diffs)), None
+        if len({(print_figure(float(end), 4), end <= Fraction(alpha)) for end in ends}) == 1:
             return ends[0], "enclosed"
-    count = sign_flip_count(diffs)
-    return (None, count) if isinstance(count, str) else (Fraction(count, 1 << len(diffs)), None)
+    return None, ends
 
-def sign_flip_count(diffs, scale=None):
-    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; or why not counted. Plain: a subset of sum x
-    given + has Σ s_t|D_t| = 2x − A (A = Σ|D_t|): count c[x] over |2x − A| ≥ |S1|, from c = [1] and
-    c ← c + (c shifted by |D_t|) for each t. Here twice one tail (c is symmetric), over two halves:
-    Σ_{x1+x2 ≥ T} c1[x1]·c2[x2] = Σ_x c1[x]·C2[x + A2 − T], C2 c2's running sum. With a scale K, [lo, hi]
-    enclosing count ÷ 2**n from ⌊P·2**K⌋ (B floors, each losing under 1): lo = ΣQ1·CQ2 ÷ 2**(2K−1), hi
-    adds E2·2**K + B1·N1·2**K + B1·E2·N1 (E2 = B2·(A2 + 1), N1 = A1 + 1; ΣQ1, CQ2 ≤ 2**K)."""
+def sign_flip_count(diffs, level=None):
+    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi] holding that
+    count ÷ 2**n; or why not counted. Plain: a subset of sum x given + has Σ s_t|D_t| = 2x − A (A = Σ|D_t|),
+    so the count is twice (the tails mirror) the subsets of sum x ≤ c = (A − |S1|) ÷ 2: count c[x] from
+    c = [1] and c ← c + (c shifted by |D_t|) for each t, then sum c[0..c]. Fast: _count_at_most."""
     n, s1 = len(diffs), sum(diffs)
     if s1 == 0: return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
-    halves = sizes[0::2], sizes[1::2]
-    total1, total2 = totals = [sum(half) for half in halves]
-    need = sum((t // 2 + 1) * (8 if scale else (len(h) + 8) // 8) for t, h in zip(totals, halves))
-    if need > SIGN_FLIP_MAX_BYTES:
-        return "needs %d MiB, cap %d MiB" % (need >> 20, SIGN_FLIP_MAX_BYTES >> 20)
-    shift = total2 - (total1 + total2 + abs(s1) // common + 1) // 2   # A2 − T, T the least x1 + x2 counted
-    c1 = chain.from_iterable(_subset_sums(halves[0], total1, scale))
-    c2 = chain(accumulate(chain.from_iterable(_subset_sums(halves[1], total2, scale))),
-               repeat(1 << (scale or len(halves[1]))))
-    c1, c2 = (islice(c1, -shift, None), c2) if shift < 0 else (c1, islice(c2, shift, None))
-    count = sum(map(operator.mul, c1, c2))           # exact: integers
-    if scale is None: return (2 * count) << (n - len(sizes))
-    b1, b2 = (-(-len(half) // SIGN_FLIP_FLOOR_EVERY) for half in halves)
-    e2, n1 = b2 * (total2 + 1), total1 + 1
-    slack = ((e2 + b1 * n1) << scale) + b1 * e2 * n1
-    return Fraction(count, 1 << 2 * scale - 1), Fraction(count + slack, 1 << 2 * scale - 1)
+    m = len(sizes)
+    slot_bytes, z = level or ((m + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)       # exact: never floored
+    plan = list(_windows(sizes, (sum(sizes) - abs(s1) // common) // 2, z))
+    peak = max(min(high + b - a, b) - max(low, 0) + 1          # a table's slots, before each cut
+               for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)) * slot_bytes
+    if peak > SIGN_FLIP_MAX_BYTES:
+        return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
+    low, slack = _count_at_most(sizes, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
+    if level is None: return (2 * low) << (n - m)
+    return Fraction(low, 1 << m - 1), Fraction(low + slack, 1 << m - 1)
 
-def _subset_sums(sizes, total, scale=None):
-    """c[0..total] in lists: c[x] the subsets of `sizes` summing to x; with a scale K, Q[x] ≤ c[x]·2**(K−m)
-    < Q[x] + B, from [2**K], 8-byte slots floored every SIGN_FLIP_FLOOR_EVERY items and at the end (B
-    floors). Fast: c up to half the total (c is symmetric), packed into r classes of ~SUBSET_BLOCK_BYTES,
-    class t holding x ≡ t (mod r): an item q·r + ρ adds class t − ρ shifted q slots (q + 1 if t < ρ)."""
-    half = total // 2
-    slot_bytes = 8 if scale else (len(sizes) + 8) // 8   # a count is at most 2**len(sizes)
-    r = max(1, min(half + 1, (half + 1) * slot_bytes // SUBSET_BLOCK_BYTES))
-    rows = half // r + 1          # slots per class (a class's slot past half is never read)
-    mask = (1 << 8 * rows * slot_bytes) - 1
-    classes = [1 << (scale or 0)] + [0] * (r - 1)
-    reached = 0
-    for done, size in enumerate(sizes, 1):
-        q, rho = divmod(size, r)
-        reached = min(reached + size, half)         # below half, no sum passes the last slot yet
-        cycles = math.gcd(rho, r)
-        for t in range(cycles):   # along each cycle of t → t + ρ, so each reads a class not yet updated
-            before = classes[t - rho]
-            for _ in range(r // cycles):
-                new = classes[t] + (before << 8 * slot_bytes * (q + (t < rho)))
-                before, classes[t] = classes[t], new & mask if reached == half else new
-                t = (t + rho) % r
-        if scale and (done % SIGN_FLIP_FLOOR_EVERY == 0 or done == len(sizes)):
-            drop = (done - 1) % SIGN_FLIP_FLOOR_EVERY + 1          # the bits crossing into a slot masked off
-            keep = int.from_bytes(((1 << 64 - drop) - 1).to_bytes(8, "little") * rows, "little")
+def _windows(sizes, c, z):
+    """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x kept, highest
+    x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts under e**(−2Z): x < A_j ÷ 2 − t (t² >
+    Z·Σ a² of the items so far) and x > c − (A − A_j) ÷ 2 + t' (t'² > Z·Σ a² of the rest, which lifts x)."""
+    total, squares, reach, square = sum(sizes), sum(a * a for a in sizes), 0, 0
+    for j, a in enumerate(sizes, 1):
+        reach, square = reach + a, square + a * a
+        if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == len(sizes):
+            t, u = (math.isqrt(z * v) + 1 if z else total + 1 for v in (square, squares - square))
+            yield j, reach, (reach - 2 * t + 1) // 2, min(c, c + (2 * u - total + reach) // 2)
+
+def _count_at_most(sizes, plan, slot_bytes, r, z):
+    """(lo, slack): between lo and lo + slack subsets of `sizes` sum to at most plan's last x kept. Packed:
+    c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r) from row k0 on; an item
+    q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). At each of plan's points the rows outside its
+    window go (a cut tail adds its bound 2**m·e**(−2Z) to slack, the top ones once: a subset is cut once),
+    and counts that could outgrow their slot by the next point lose low bits (under a new unit a slot)."""
+    bits, m, started = 8 * slot_bytes, len(sizes), time.monotonic()
+    tail = (1 << m) >> 2 * z * 1442695 // 10 ** 6 if z else 0     # ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
+    classes, k0, dropped, slack, done = [1] + [0] * (r - 1), 0, 0, tail, 0
+    for point, reach, low, high in plan:
+        for size in sizes[done:point]:
+            q, rho = divmod(size, r)
+            cycles = math.gcd(rho, r)
+            for t in range(cycles):   # along each cycle of t → t + ρ, so each reads a class not yet updated
+                before = classes[t - rho]
+                for _ in range(r // cycles):
+                    before, classes[t] = classes[t], classes[t] + (before << bits * (q + (t < rho)))
+                    t = (t + rho) % r
+            done += 1
+            if time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty():   # the count is slow
+                print("\rthe sign-flip test: %d%% counted" % (100 * done // m), file=sys.stderr,
+                      end="\n" if done == m else "", flush=True)
+        every = 0                   # the classes' OR: a row of it is 0 where each class's slot is
+        for packed in classes:
+            every |= packed
+        ors = _unpack_slots(every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes)
+        drop = max(0, max(ors, default=0).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
+        k = max(k0, low // r)
+        rows = max(0, high // r - k + 1)
+        if drop or k > k0 or reach > high:
+            keep = int.from_bytes(((1 << bits - drop) - 1).to_bytes(slot_bytes, "little") * rows, "little")
+            masks = keep, keep >> bits          # classes past high % r keep a row less
             for t in range(r):
-                classes[t] = (classes[t] >> drop) & keep
-    for t in range(r):
-        classes[t] = classes[t].to_bytes(rows * slot_bytes, "little")
-    step, mirror = max(1, 65536 // r), total - half - 1           # c[half + 1 + i] = c[mirror − i]
-    spans = [(k, min(k + step, rows), half, 1) for k in range(0, rows, step)]
-    spans += [(max(0, k - step), k, mirror, -1) for k in range(mirror // r + 1, 0, -step)]
-    for k0, k1, last, way in spans:
-        words = [_unpack_slots(data[k0 * slot_bytes:k1 * slot_bytes], slot_bytes) for data in classes]
-        yield list(chain.from_iterable(zip(*words)))[:last + 1 - k0 * r][::way]
+                classes[t] = (classes[t] >> bits * (k - k0) + drop) & masks[t > high % r]
+            lost = (len(ors) - ors.count(0)) * r << dropped + drop + m - point   # times 2**(items to come)
+            slack += (lost if drop else 0) + tail * (k > k0)
+            k0, dropped = k, dropped + drop
+    counts = (_unpack_slots(packed.to_bytes(rows * slot_bytes, "little"), slot_bytes) for packed in classes)
+    return sum(map(sum, counts)) << dropped, slack
 
 def _unpack_slots(raw, slot_bytes):
     """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`, the work in C."""

@@ -2,6 +2,7 @@
 studies under both rules, the record checks, the network rules and the
 conformance corpus's studies, served and offline."""
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -188,39 +189,44 @@ def test_hoeffding_bound_settles_only_below_both_limits():
     assert rs.sign_flip_p(weak, 0.05)[1] is None                      # nor below 0.00005 here
 
 
-@pytest.mark.parametrize("scale, every, block_bytes", [(53, 10, rs.SUBSET_BLOCK_BYTES), (30, 3, 7), (9, 4, 13)])
-def test_sign_flip_enclosure_holds_the_exact_p_and_prints_as_it(monkeypatch, scale, every, block_bytes):
-    # Coarse scales floor away real bits (and often cannot settle, so the exact count runs instead).
+@pytest.mark.parametrize("level, every, block_bytes", [((6, 14), 3, rs.SUBSET_BLOCK_BYTES), ((2, 3), 2, 7),
+                                                       ((1, 1), 4, 13)])
+def test_sign_flip_enclosure_holds_the_exact_p_and_prints_as_it(monkeypatch, level, every, block_bytes):
+    # Coarse levels floor away real bits and cut real tails (they cannot settle, so the exact count runs).
     monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 0)
-    monkeypatch.setattr(rs, "SIGN_FLIP_SCALE", scale)
+    monkeypatch.setattr(rs, "SIGN_FLIP_LEVELS", (level,))
     monkeypatch.setattr(rs, "SIGN_FLIP_FLOOR_EVERY", every)
     monkeypatch.setattr(rs, "SUBSET_BLOCK_BYTES", block_bytes)
-    rng = random.Random(scale)
+    rng = random.Random(every)
     hows = set()
     for _ in range(50):
-        n = rng.randint(1, 30)
+        n = rng.randint(1, 60)
         diffs = [rng.randint(-300, 300) + rng.choice((0, 0, 2, 40)) for _ in range(n)]
         exact = Fraction(rs.sign_flip_count(diffs), 2 ** n)   # the count itself: checked above
         if sum(diffs):
-            low, high = rs.sign_flip_count(diffs, scale)
-            assert low <= exact <= high and high - low < Fraction(n * n * 2000, 2 ** scale), diffs
+            low, high = rs.sign_flip_count(diffs, level)
+            assert low <= exact <= high, diffs
+            assert level[1] < 14 or high - low < Fraction(1, 10 ** 10), diffs   # floored past 2**44 only
         for alpha in (0.05, 0.2, float(exact)):
             p, how = rs.sign_flip_p(diffs, alpha)
             hows.add(how)
             assert how in ("enclosed", None) and (how == "enclosed" or p == exact)
             assert rs.print_figure(float(p), 4) == rs.print_figure(float(exact), 4), diffs
             assert (p <= Fraction(alpha)) == (exact <= Fraction(alpha)), diffs
-    assert hows == ({None} if scale < 20 else {"enclosed", None})
+    assert "enclosed" in hows and (level[1] >= 14 or None in hows)   # a coarse level settles some p only
 
 
 def test_sign_flip_enclosure_straddling_alpha_falls_back_to_the_count(monkeypatch):
     monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 0)
-    diffs = [3] * 20 + [5, -7]
-    exact = Fraction(plain_count(diffs), 2 ** 22)
-    low, high = rs.sign_flip_count(diffs, rs.SIGN_FLIP_SCALE)
-    assert low == exact < high < exact + Fraction(1, 10 ** 9)      # dyadic: no floor loses a bit
-    assert rs.sign_flip_p(diffs, 0.05) == (low, "enclosed")
-    assert rs.sign_flip_p(diffs, float(exact)) == (exact, None)    # lo ≤ alpha < hi: counted
+    diffs = [3] * 14 + [-3] * 6 + [5, -7]
+    exact = Fraction(plain_count(diffs), 2 ** 22)                  # 782132 ÷ 2**22: prints 0.1865
+    assert rs.sign_flip_count(diffs, (6, 14)) == (exact, exact)    # no count past 2**44: none floored
+    assert rs.sign_flip_p(diffs, 0.05) == rs.sign_flip_p(diffs, float(exact)) == (exact, "enclosed")
+    low, high = rs.sign_flip_count(diffs, (2, 16))                 # 16-bit slots: floored from 2**13 on
+    assert low < exact < high < exact + Fraction(1, 10 ** 3)
+    monkeypatch.setattr(rs, "SIGN_FLIP_LEVELS", ((2, 16),))
+    assert rs.sign_flip_p(diffs, 0.05) == (exact, None)            # lo and hi print apart: counted
+    assert rs.sign_flip_p(diffs, float(low)) == (exact, None)      # lo ≤ alpha < hi: counted
     monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 23)
     assert rs.sign_flip_p(diffs, 0.05) == (exact, None)            # too few pairs to enclose
 
@@ -230,9 +236,39 @@ def test_sign_flip_enclosure_at_two_hundred_pairs_on_thousandths():
     diffs = [round(rng.gauss(1000, 12000)) for _ in range(200)]
     exact = Fraction(rs.sign_flip_count(diffs), 2 ** 200)
     p, how = rs.sign_flip_p(diffs, 0.05)
-    low, high = rs.sign_flip_count(diffs, rs.SIGN_FLIP_SCALE)
+    low, high = rs.sign_flip_count(diffs, rs.SIGN_FLIP_LEVELS[0])
     assert how == "enclosed" and p == low <= exact <= high and high - low < Fraction(1, 10 ** 8)
     assert rs.print_figure(float(p), 4) == rs.print_figure(float(exact), 4)
+    alpha = float(exact)          # within the first enclosure (and the second): the third is finer
+    p, how = rs.sign_flip_p(diffs, alpha)
+    assert how == "enclosed" and low < alpha < high and (p <= Fraction(alpha)) == (exact <= Fraction(alpha))
+
+
+def test_any_in_range_comparison_fits_the_cap_at_the_first_level(monkeypatch):
+    # 500 pairs about as far apart as values on [-100, 100] allow, S1 near 0 (p near 1: the widest window).
+    rng = random.Random(19)
+    diffs = []
+    for _ in range(500):
+        diffs.append(rng.randint(199000, 200000) * (-1 if sum(diffs) > 0 else 1))
+    assert (sum(diffs), math.gcd(*diffs)) == (-9153, 1)
+    cap = rs.SIGN_FLIP_MAX_BYTES >> 20
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)              # what each level needs, not counted
+    needs = [int(rs.sign_flip_count(diffs, level).split()[1]) for level in rs.SIGN_FLIP_LEVELS]
+    assert needs == [138, 240, 617] and needs[0] < cap == 140 < needs[1]
+    assert rs.sign_flip_count(diffs) == "needs 3031 MiB, cap 0 MiB"   # the exact count: 64-byte counts
+
+
+def test_a_slow_count_shows_how_far_it_is_on_a_terminal(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(rs, "PROGRESS_AFTER", -1)
+    diffs = [3] * 6 + [5, -7]
+    for stream, shown in ((Terminal(), "12 25 37 50 62 75 87 100".split()), (io.StringIO(), [])):
+        monkeypatch.setattr(sys, "stderr", stream)
+        assert rs.sign_flip_count(diffs) == plain_count(diffs) == 2 * 24
+        assert stream.getvalue() == "".join("\rthe sign-flip test: %s%% counted" % done for done in shown) + (
+            "\n" if shown else "")
 
 
 def test_sign_flip_count_over_its_memory_cap_is_refused(monkeypatch):
@@ -331,10 +367,11 @@ def test_same_reads_the_page_places_and_tolerance():
     figure("f", None, None, 3, 1)               # on neither side: not counted
     figure("g", None, 1.0, 3, 1)                # one side only
     figure("h", "2.210", 2.2, 3, 1)             # recomputed below the page: a negative difference
+    figure("i", "0.0005", 0.00049, 3, 1, rs.print_comparison_figure)     # 0.000 at 3 places, 0.0005 at 4
     assert [(f["label"], f["recomputed"], f["same"], f["difference"]) for f in result.figures] == [
         ("arm 1: a", "-0.0003", True, None), ("arm 1: b", "2.201", True, None), ("arm 1: c", "2.202", False, 2),
         ("arm 1: d", "56.1", True, None), ("arm 1: e", "56.2", False, 1), ("arm 1: g", "1.000", False, None),
-        ("arm 1: h", "2.200", False, -10)]
+        ("arm 1: h", "2.200", False, -10), ("arm 1: i", "0.0005", True, None)]
     assert result.figures[2]["key"] == {"arm": 1, "figure": "c"}
 
 
@@ -530,6 +567,8 @@ def test_withheld_verdict_is_a_check(tmp_path):
     ("2.000", 3, 3), ("2", 3, 3), ("2.0000", 3, 3), ("0.2500", 4, 4), ("0", 4, 4),
     ("0.0004", 3, 4),              # not 0 but would print as zero: one more place keeps its side
     ("-0.00004", 3, 5), ("0.0006", 3, 3),      # 0.0006 prints 0.001 at 3 places
+    ("0.0005", 3, 4), ("-0.00005", 3, 5),      # below 0.0005 (it prints 0.000), rounded up at the 4th place
+    ("0.00050", 3, 4), ("0.0015", 3, 3),       # 0.0005 at 4 places; past 0.0005, 3
     ("0.000", 3, 3), ("0.000000", 3, 6), ("-0.000000", 3, 6),   # zero itself; a tiny figure
     ("-0.000", 3, 6), ("0.0000", 3, 3), ("0.00000", 4, 4), ("0.0000004", 4, 7),
 ])
