@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Recompute a daishi.ai study page's reading from the study's own files (study.md).
 
-    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, from one server
+    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, one origin
     python3 recompute_study.py DIR      # a folder --save wrote, read offline
     --trials, --seats, --page, --recipe FILE  saved copies of trials.csv, seats.csv, the profile JSON
                     and the recipe JSON, any mix (the address names the study)
@@ -9,7 +9,6 @@
     --against OLD   list what changed since the copy --save wrote in OLD
     --matches       the study end to end (§8): every trial's match audited by recompute.py, loaded
                     from this script's own folder, every row tied to its record; --jobs N at a time
-    --base URL      the server of an address given as its path, /u/<handle>/studies/<id> ($DAISHI_BASE)
     --all           every figure on its own row    --json   one JSON document
 
 In the spec's order: constants; arithmetic and the Student t quantile; the study's terms; §3 each
@@ -20,13 +19,12 @@ sign-flip count, fast. Without --matches the script stands alone and loads nothi
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 --against finds a change; 2 the study cannot be read (still playing, no such study or a run set, no
-reading on the profile, no recipe under the anytime rule, a network failure or the platform busy, a
-file not of the documented form), an option cannot be used or stdout takes no more; 130 Ctrl-C; 141
-stdout closed. A download fails when not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a
-5xx included, a Retry-After's wait aside. Python 3.9+, stdlib only.
+reading on the profile, no recipe under the anytime rule, a network failure, a file not of the
+documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. A download fails when
+not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Python 3.9+, stdlib only.
 """
 import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, os, re, socket, ssl
-import stat, sys, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request, zlib
+import stat, sys, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -49,8 +47,8 @@ SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may tak
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # as §6 prints one: 4 + 3 places
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the continued fraction
-TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a 5xx's retry included)
-BUSY_SECONDS = 300          # a run's waits for Retry-After (a 429 or 503, at most 60 s each), in all
+TIMEOUT_SECONDS = 30        # one request, whole (a retry included); DAISHI_TIMEOUT sets another
+TIMEOUT_ENV = "DAISHI_TIMEOUT"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_JSON_VALUES = 1000000   # in the profile or recipe (counted as its brackets, braces and commas)
 MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
@@ -723,7 +721,7 @@ def match_result(rc, mid, rows, args, study):
     out = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in rows[0]]}
     try:
         source = (rc.SavedCopies(os.path.join(study.folder, mid)) if study.folder
-                  else rc.Downloads(study.origin, mid, args.save, args.named, bool(args.against)))
+                  else rc.Downloads(study.origin, mid, args.save, "the study's address"))
         if source.match_id not in (None, mid):
             raise Unreadable("the copy in %s is of %s" % (_shown(source.folder), source.match_id))
         source.match_id = mid
@@ -997,7 +995,6 @@ def report_text(header, result, every):
               "checks that agree: %(checksAgree)d of %(checksMade)d made" % _summary(result)]
     lines += [] if result.matches is None else [
         "matches that recompute: %(matchesRecompute)d of %(matches)d named" % _summary(result),
-        "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % _summary(result),
         "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
             _summary(result)[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
     lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
@@ -1035,7 +1032,6 @@ def _summary(result):
     return dict(counts, matches=len(result.matches), matchesRecompute=sum(1 for m in result.matches
                 if m["audits"] and not any(a["exit"] for a in m["audits"])),
                 unreadable=[m["match"] for m in result.matches if "error" in m], rows=result.rows,
-                waited=round(BUSY["waited"]),
                 rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows})
 
 def match_lines(matches):
@@ -1192,38 +1188,31 @@ def _json_changes(name, was, now, study_id):
 
 # ---------------------------------------------------------------- the address
 # The whole address, checked before it is split: no userinfo, escape, space or control character anywhere.
-STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?"
-                           r"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or .. in it
+STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)"
                            r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
 
-def parse_study_address(address, base="https://daishi.ai", named="default"):
-    """(base, handle, study id, address, what named its server) of https://host[/prefix]/u/<handle>/studies/
-    <id>, as pasted, or of its path alone (/u/...) under base, which `named` named."""
-    path = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
-    match = STUDY_ADDRESS.fullmatch(base.rstrip("/") + path if path.startswith("/u/") else path)
+def parse_study_address(address):
+    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted."""
+    match = STUDY_ADDRESS.fullmatch(re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/"))
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
-                         "digits>, its path /u/..., or a folder --save wrote)" % _shown_field(address))
-    named = named if path.startswith("/u/") else "the study's address"
-    return match.group(1), match.group(3), match.group(4), match.group(), named
+                         "digits>, or a folder --save wrote)" % _shown_field(address))
+    return match.group(1), match.group(3), match.group(4), match.group()
 
 # ---------------------------------------------------------------- fetching
-# One deadline per request, a 5xx's retry included: a timer then shuts its sockets, whatever they wait on.
 WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
-TOO_LATE = "network failure fetching %s: no whole answer within %g s"
-BUSY = {"lock": threading.Lock(), "next": 0.0, "pace": 0.0, "waited": 0.0}  # recompute.py's too, --matches
 
 class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Redirects within the base's origin only; sockets the deadline shuts whatever they wait on."""
-    def __init__(self, base, named):
+    """Redirects within the study's origin only; sockets the deadline shuts whatever they wait on."""
+    def __init__(self, origin):
         super().__init__(context=ssl.create_default_context())
-        self.origin, self.named = "%s://%s" % urllib.parse.urlsplit(base)[:2], named
+        self.origin = origin
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
         if "%s://%s" % parts[:2] != self.origin:
-            raise Unreadable("%s redirects to %s://%s, another origin than the one named by %s: refused"
-                             % (req.full_url, parts.scheme, parts.netloc, self.named))
+            raise Unreadable("%s redirects to %s://%s, another origin: refused"
+                             % (req.full_url, parts.scheme, parts.netloc))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
     def http_open(self, req, kind=http.client.HTTPConnection, **tls):
@@ -1249,88 +1238,62 @@ def shut_watched():
             pass
 
 def http_get(opener, url, what):
-    """The body of a 200 answer, decoded, within the size cap and one deadline (a 5xx's retry included); a
-    429's or 503's Retry-After waited out, outside it (60 s at most, BUSY_SECONDS a run), and asked again."""
-    while True:
-        deadline = time.monotonic() + TIMEOUT_SECONDS
-        timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
-        timer.daemon = True
-        timer.start()
-        try:
-            for attempt in (1, 2):
-                try:
-                    with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                        return read_capped(response, url, deadline, MAX_RESPONSE_BYTES)
-                except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
-                    code = error.code if isinstance(error, urllib.error.HTTPError) else None
-                    after = code in (429, 503) and error.headers.get("Retry-After", "").strip()
-                    wait = max(int(after), 1) if after and re.fullmatch("[0-9]{1,6}", after) else 0
-                    if time.monotonic() >= deadline: raise Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))
-                    if 0 < wait <= min(60, BUSY_SECONDS - BUSY["waited"]): break
-                    if code is None or code < 500 and code != 429 or attempt == 2 or wait:
-                        raise _failure(error, code, url, what, opener.named, deadline)
-                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
-        finally:
-            timer.cancel()
-            while WATCHED:
-                WATCHED.pop().close()
-        BUSY["waited"] += wait  # the platform was busy: waited out past the request's deadline, asked anew
-        time.sleep(wait)
-
-def read_capped(response, url, deadline, cap):
-    """The whole body, gzip decoded as it arrives, within the cap (on its decoded size) and the deadline."""
-    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
-    if encoding not in ("identity", "gzip", "x-gzip"):
-        raise Unreadable("%s: sent in the %s encoding, which this script does not read"
-                         % (url, _shown_field(encoding)))
-    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
-    body, chunk = bytearray(), True
+    """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap."""
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
+    timer.daemon = True
+    timer.start()
     try:
-        while chunk:
-            chunk = data = response.read1(1 << 16)
-            if time.monotonic() >= deadline: raise Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))
-            while data:  # decoded at most one byte past the cap, the rest of the chunk kept for the next turn
-                body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
-                data = inflate.unconsumed_tail if inflate else b""
-                if len(body) > cap: raise Unreadable("%s: more than the %d-byte cap" % (url, cap))
-    except zlib.error as error:
-        raise Unreadable("%s: not a whole gzip stream (%s)" % (url, error))
-    if getattr(response, "length", None) or inflate and (not inflate.eof or inflate.unused_data):
-        raise Unreadable("network failure fetching %s: the answer is cut short" % url)
+        for attempt in (1, 2):
+            try:
+                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
+                    return read_capped(response, url, deadline)
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
+                code = error.code if isinstance(error, urllib.error.HTTPError) else None
+                why = code and _reason(error, url, deadline)
+                if time.monotonic() >= deadline: raise _too_late(url)
+                if code is None:
+                    raise Unreadable("network failure fetching %s: %s"
+                                     % (url, getattr(error, "reason", error)))
+                if code < 500 or attempt == 2:
+                    raise Unreadable(
+                        "the study is still playing (%s answers 409): %s" % (what, why or "no reason given")
+                        if code == 409 else "%s answers 404: no such %s%s" % (
+                            url, what, ", or a run set (a run set has no files)" * what.endswith(".csv"))
+                        if code == 404 else "%s answers HTTP %d%s" % (url, code, ": " + why if why else ""))
+                time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+    finally:
+        timer.cancel()
+        while WATCHED:
+            WATCHED.pop().close()
+
+def _too_late(url):
+    return Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+
+def read_capped(response, url, deadline):
+    """The whole body, within the size cap and the request's deadline."""
+    if (response.length or 0) > MAX_RESPONSE_BYTES:
+        raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
+    body, chunk = bytearray(), True
+    while chunk:
+        chunk = response.read1(1 << 16)
+        if time.monotonic() >= deadline: raise _too_late(url)
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
+    if response.length:
+        raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
+                         % (url, response.length))
     return body
 
-def _failure(error, code, url, what, named, deadline):
-    """The error, naming its culprit: the platform's answer (and its reason, where its body holds one), the
-    proxy (and the variable naming it), the server's certificate, or the server (and what named it)."""
-    reason, parts, why = getattr(error, "reason", error), urllib.parse.urlsplit(url), None
+def _reason(error, url, deadline):
+    """The platform's reason in an error answer, where its body reads and holds one."""
     try:
-        why = code and json.loads(read_capped(error, url, deadline, 65536).decode("utf-8")).get("reason")
+        body = read_capped(error.fp, url, deadline) if error.fp is not None else b""
+        reason = json.loads(body.decode("utf-8")).get("reason")
     except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
-        pass
-    if time.monotonic() >= deadline: return Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))  # a slow body
-    why = why if isinstance(why, str) else None
-    if code == 409:
-        return Unreadable("the study is still playing (%s answers 409): %s"
-                          % (what, why or "no reason given"))
-    if code == 404:
-        return Unreadable("%s answers 404: no such %s%s" % (
-            url, what, ", or a run set (a run set has no files)" * what.endswith(".csv")))
-    proxy = not urllib.request.proxy_bypass(parts.netloc) and urllib.request.getproxies().get(parts.scheme)
-    names = [n for n in (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY") if os.environ.get(n)]
-    proxy = proxy and "the proxy %s (named by %s)" % (urllib.parse.urlsplit(proxy).netloc or proxy,
-                                                      names[0] if names else "the system's settings")
-    server = "%s (named by %s%s)" % (parts.netloc, named, ", through " + proxy if proxy else "")
-    if isinstance(reason, ssl.SSLCertVerificationError):
-        return Unreadable("%s: the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE"
-                          " to its certificate; on macOS, run Install Certificates.command (python.org's "
-                          "Python)" % (what, server, reason.verify_message))
-    if code is None:  # what did not answer: the proxy where there is one (its tunnel too), else the server
-        return Unreadable("network failure fetching %s: %s: %s"
-                          % (url, proxy or server, getattr(reason, "strerror", 0) or reason))
-    after = code in (429, 503) and error.headers.get("Retry-After")
-    return Unreadable("the platform was busy: " * (code in (429, 503)) + "%s answers HTTP %d%s%s" % (
-        proxy if code == 407 and proxy else url, code, " (Retry-After %s s: past what the script waits, 60 s "
-        "at once, %d s a run)" % (after, BUSY_SECONDS) if after else "", ": " + why if why else ""))
+        return None
+    return reason if isinstance(reason, str) else None
 
 class Sources:
     """Each file from its saved copy, else (unless offline) from the study's origin; kept with --save."""
@@ -1352,9 +1315,8 @@ class Sources:
             raise Unreadable("reading offline, nothing is fetched: the study needs its %s; "
                              "give it with --%s FILE" % (what, option))
         else:
-            opener = urllib.request.build_opener(Guarded(self.origin, self.args.named))
-            opener.addheaders = [("User-Agent", "%s/%s" % (SCRIPT, VERSION)), ("Accept-Encoding", "gzip")]
-            opener.named = self.args.named
+            opener = urllib.request.build_opener(Guarded(self.origin))
+            opener.addheaders = [("User-Agent", "daishi-recompute-study/1")]
             body = http_get(opener, self.origin + path, what)
             self.used[name] = "served " + self.origin + path
         self.bodies[name] = body
@@ -1391,10 +1353,8 @@ def parse_arguments(argv):
         epilog="exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check\n"
                "fails or --against finds a change; 2 the study cannot be read (or a usage error).")
     parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>, "
-                                        "its path (/u/...), or a folder --save wrote (read offline)")
+                                        "or a folder --save wrote (read offline)")
     for option, text in (
-            ("--base URL", "the server to read a study's path from (default https://daishi.ai, or "
-                           "$DAISHI_BASE)"),
             ("--trials FILE", "read this saved trials.csv instead of the served one"),
             ("--seats FILE", "read this saved seats.csv instead of the served one"),
             ("--page FILE", "read this saved profile JSON (the page's reading)"),
@@ -1421,12 +1381,6 @@ def parse_arguments(argv):
         TIMEOUT_SECONDS = -1
     if not 0 < TIMEOUT_SECONDS < math.inf:
         parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
-    env = os.environ.get("DAISHI_BASE")
-    args.named = "--base" if args.base is not None else "DAISHI_BASE" if env else "default"
-    args.base = (args.base if args.base is not None else env or "https://daishi.ai").strip()
-    if not re.fullmatch(r"https?://[^/?#@\s]+(/[\w.~-]+)*/?", args.base):  # a mirror's path may follow
-        parser.error("%s must be an http:// or https:// address, got %s"
-                     % (args.named, _shown_field(args.base)))
     return args
 
 def read_study(sources, handle, study_id):
@@ -1454,7 +1408,7 @@ def load_recompute():
     spec = importlib.util.spec_from_file_location("recompute", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.TIMEOUT_SECONDS, module.BUSY_SECONDS, module.BUSY = TIMEOUT_SECONDS, BUSY_SECONDS, BUSY  # one run
+    module.TIMEOUT_SECONDS = TIMEOUT_SECONDS
     LOADED.append(module)
     return module
 
@@ -1482,8 +1436,7 @@ def run(args):
     rc = load_recompute() if args.matches else None
     folder = args.address if os.path.isdir(args.address) else None
     saved = read_saved(folder, "") if folder else None
-    origin, handle, study_id, address, args.named = parse_study_address(
-        saved["address"] if saved else args.address, args.base, args.named)
+    origin, handle, study_id, address = parse_study_address(saved["address"] if saved else args.address)
     old = read_saved(args.against, "--against ") if args.against else None
     old_id = old and parse_study_address(old["address"])[2]
     if old and old_id != study_id:
@@ -1587,7 +1540,7 @@ def main(argv=None):
         message = str(error)
     except Unreadable as error:
         message = "cannot read the study: %s" % error
-    except OSError:  # stdout's (a closed pipe, a full disk): for the caller
+    except BrokenPipeError:
         raise
     except Exception as error:  # a last resort: the checks above should leave nothing here
         message = "cannot read the study: unexpected failure (%s: %s)" % (type(error).__name__, error)
@@ -1742,7 +1695,6 @@ def _unpack_slots(raw, slot_bytes):
 
 if __name__ == "__main__":
     try:
-        if sys.stdout is None: raise OSError(0, "it is closed")  # before any work
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for
@@ -1754,10 +1706,7 @@ if __name__ == "__main__":
             LOADED[0].quietly(os.unlink, part)
         print("interrupted", file=sys.stderr, flush=True)
         os._exit(130)
-    except OSError as error:  # stdout closed (`| head`: quietly, 141, as a shell's SIGPIPE) or full: exit 2
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
-        if not isinstance(error, BrokenPipeError):
-            print(one_line("%s: cannot write the result to stdout (%s)" % (SCRIPT, error.strerror or error)),
-                  file=sys.stderr)
-        sys.exit(141 if isinstance(error, BrokenPipeError) else 2)
+    except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
     sys.exit(status)
