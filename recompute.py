@@ -6,24 +6,16 @@ circular reputation from the event log, derive the five dimensions, rank, Fitnes
 achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
 recomputed one, and check the archive's metrics, ledger and exploration blocks against the events
 (rubric.md, records.md). In order: the rules §1-§8, the scorecard, §12 checks, reading records,
-reporting, saved copies and --against, network and saving, main. Matches only: a study, end to end
-with each trial's match, is recompute_study.py ADDRESS --matches, which loads this file and calls:
-
-    Downloads(base, match_id, save_dir, base_named)  a match from the platform (kept under save_dir)
-    SavedCopies(folder)               a match from a folder --save wrote
-    read_match(source, rubric)        (archive, report): every page and the report, checked; rubric
-                                      None is the report's own. read_report(raw, name, seats, rubric)
-                                      reads one more report of the same match (source.report(rubric))
-    audit(archive, report)            the match's figures and checks as data (what --json prints)
-    print_audit(result, out)          that audit as text
-    against(source, folder)           each file and field read now that differs from an older copy
-    archive: id, rounds, planned (config.rounds), seats (per roster seat: id, name, model, reputation,
-    aggression, meter), metrics (per seat: each counter, seen: the keys present); report: rubric,
-    cards (per seat: published, the scorecard's figures by their JSON names).
+reporting, saved copies and --against, network and saving, main. A study end to end is
+recompute_study.py ADDRESS --matches, which loads this file and calls: a source, Downloads(base,
+match_id, save_dir, base_named) or SavedCopies(folder); read_match(source, rubric) ->
+(archive, report), rubric None the report's own, and read_report(*source.report(v), seats, v) for
+another; audit(archive, report) -> the result --json prints, print_audit(result, out) its text;
+against(source, folder) -> the changes since an older copy. It reads archive["id", "rounds",
+"planned", "seats", "metrics"] and report["rubric", "cards"][n]["published"].
 
     python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep copies)
     python3 recompute.py DIR                           # re-audit saved copies offline
-
 Options (README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json.
 Exit status: 0 every figure matches and every check agrees, 1 a figure differs, a check fails or
 the record changed, 2 a record cannot be read, 130 interrupted, 141 stdout closed.
@@ -772,9 +764,6 @@ def text(value):
 def cut(s, width):
     return s if len(s) <= width else s[:width - 3] + "..."
 
-def clip(value, width=20):
-    return cut(one_line(value), width)
-
 def put(w, line):
     """One line, escaped, wrapped at WIDTH; a wrapped line ends with ` \\` and goes on indented."""
     line = one_line(line, len(line))
@@ -888,7 +877,7 @@ def verdict_line(named):
 
 def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
-    prefix = lambda r: r["matchId"] + " " if batch else ""
+    prefix = lambda r: text(r["source"]) + " " if batch else ""
     return verdict_line([
         ("DIFFERS", [prefix(r) + text(row["label"]) for r in results for s in r["seats"]
                      for row in s["figures"] if row["same"] is False]),
@@ -905,8 +894,6 @@ def print_summary(s, failures, out):
                "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
                "figures same %(figuresSame)d of %(figuresCompared)d; "
                "checks agree %(checksAgree)d of %(checksMade)d\n") % dict(s, notRead=len(s["unreadable"])))
-    if s["differ"]:
-        put(out.write, "differ: " + ", ".join(text(d) for d in s["differ"]))
     for f in failures:
         put(out.write, "could not be read: %s" % text(f["error"]))
 
@@ -918,12 +905,16 @@ SAVED_FILE = re.compile(r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|pla
 class Altered(Unreadable):
     """A saved copy whose files are not those its saved.json lists: a failed check (exit 1)."""
 
+def inside(path, folder):
+    """path, where it does not lead out of folder (a link included)."""
+    if os.path.commonpath([os.path.realpath(folder), os.path.realpath(path)]) != os.path.realpath(folder):
+        raise Unreadable("%s: a link leading outside %s: not read" % (path, folder))
+    return path
+
 def read_file(path, folder):
     """A regular file inside `folder` (no FIFO, device or folder; no link leading out), within the cap."""
-    inside = os.path.realpath(folder)
-    if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
-        raise Unreadable("%s: a link leading outside %s: not read" % (path, folder))
     try:
+        inside(path, folder)
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
     except OSError as err:
         raise Unreadable("%s: cannot read (%s)" % (path, err.strerror or err))
@@ -1244,7 +1235,7 @@ def sources_for(target, args):
                               "or folders of them, as --save writes)" % target)
         if kind == "match": return [(target, SavedCopies(target))]
         paths = (os.path.join(target, name) for name in sorted(os.listdir(target)))
-        return [(p, lambda p=p: copy_within(p, target)) for p in paths
+        return [(p, lambda p=p: SavedCopies(inside(p, target))) for p in paths
                 if os.path.isdir(p) and (MATCH_ID.match(os.path.basename(p)) or folder_holds(p) == "match")]
     if not address and not MATCH_ID.match(target):
         raise Unreadable(not_a_target(target))
@@ -1259,13 +1250,6 @@ def not_a_target(target):
         return "%s: no such folder" % text(target)
     return ("%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
             "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target))
-
-def copy_within(path, folder):
-    """The saved copy in a folder of copies, never through a link leading out of it."""
-    inside = os.path.realpath(folder)
-    if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
-        raise Unreadable("a link leading outside %s: not read" % folder)
-    return SavedCopies(path)
 
 def audit_one(label, source, args):
     """One match's audit; a download saved whole (or a 409 kept) gets its saved.json, last."""

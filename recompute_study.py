@@ -440,8 +440,7 @@ def value_figures(result, trials, seats, metric):
                       file="trials.csv", line=row["_line"])
 
 def _by_key(reading, part, key, kind):
-    """§6: the reading's entries of `part` by their key, one entry per key, each key of its kind (an arm
-    an integer: never 2.0, "2" or true); any other page is not of the documented form."""
+    """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
     entries, found = reading.get(part), {}
     if entries is None: return found
     at = "the profile JSON, the card's reading.%s" % part
@@ -654,12 +653,10 @@ def roster_faults(mid, archive, trials, seats):
     for row in trials:
         numbers = [int(s["seat"]) for s in seats_of.get((row["trial"], row["arm"]), [])]
         if numbers != roster:
+            rows = ", ".join(map(str, numbers[:8])) + " ... (%d in all)" % len(numbers) * (len(numbers) > 8)
             faults.append("trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
-                          % (row["_line"], row["trial"], row["arm"], _seat_list(numbers), mid, len(roster)))
+                          % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster)))
     return faults
-
-def _seat_list(numbers):
-    return ", ".join(map(str, numbers[:8])) + (" ... (%d in all)" % len(numbers) if len(numbers) > 8 else "")
 
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
@@ -698,23 +695,20 @@ def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
     groups = match_groups(trials, seats)
     named = Counter(row["match"] for row in trials if row["match"])
-    result.check("every trials.csv row with a value names its match", *_first(
-        "trials.csv line %d: trial %s arm %s has a value and names no match"
-        % (r["_line"], r["trial"], r["arm"]) for r in trials if r["value"] and not r["match"]))
-    result.check("no match is named by two trials.csv rows", *_first(
-        "trials.csv line %d: %s is named by %d rows" % (r["_line"], r["match"], named[r["match"]])
-        for r in trials if named[r["match"]] > 1))
+    twice = lambda r: "%s is named by %d rows" % (r["match"], named[r["match"]])
+    checks = [("every trials.csv row with a value names its match", first_fault(
+        "trials.csv", trials, lambda r: r["match"] or not r["value"],
+        lambda r: "trial %s arm %s has a value and names no match" % (r["trial"], r["arm"]))),
+        ("no match is named by two trials.csv rows", first_fault("trials.csv", trials,
+                                                                 lambda r: named[r["match"]] < 2, twice))]
     result.matches = audit_all(rc, groups, args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    result.check("every match's roster has one seats.csv row per seat, and no more", *_first(
-        fault + (" (and %d more)" % (len(faults) - 1) if len(faults) > 1 else "") for fault in faults))
+    checks.append(("every match's roster has one seats.csv row per seat, and no more", faults and faults[0]
+                   + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1) or None))
+    for name, fault in checks:
+        result.check(name, fault is None, fault)
     result.trust.remove(SEAT_SCORES)
-
-def _first(faults):
-    """(agrees, detail) of a check: the first fault, if any."""
-    fault = next(iter(faults), None)
-    return fault is None, fault
 
 def match_result(rc, mid, rows, args, study):
     """One match's §8 audit as data; exit 2 with the reason where it cannot be read."""
@@ -779,8 +773,7 @@ def read_seats(body):
     return read_csv(body, "seats.csv", SEATS, ("trial", "arm", "seat"), ("focal", "whole_trial"))
 
 class Row(tuple):
-    """A CSV row's fields, then its line number, each read by its column's name: row["trial"], row["_line"].
-    A tuple of shared strings: 100,000 rows of seats.csv take tens of MB, not hundreds as dicts."""
+    """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small."""
     __slots__ = ()
     places = {}
     def __getitem__(self, column):
@@ -1405,9 +1398,8 @@ def load_recompute():
     if not os.path.isfile(path):
         raise Usage("--matches audits each match with recompute.py, and there is none beside this script "
                     "in %s: put it there (curl -sO https://daishi.ai/recompute.py)" % os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location("recompute", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("recompute", path))
+    module.__spec__.loader.exec_module(module)
     module.TIMEOUT_SECONDS = TIMEOUT_SECONDS
     LOADED.append(module)
     return module
@@ -1424,8 +1416,8 @@ def audit_all(rc, groups, args, study):
             pass  # a timed wait: Ctrl-C reaches the main thread between two
         results.append(future.result())
         futures[i] = None
-        if "error" in results[-1]:
-            failed = results[-1]
+        failed = results[-1]
+        if "error" in failed:
             sys.stderr.write("\r\x1b[K" * tty + one_line("%s: %s (trial %d arm %d): %s" % (
                 SCRIPT, failed["match"], *failed["trials"][0], failed["error"])) + "\n")
     pool.shutdown()
@@ -1475,33 +1467,29 @@ def run(args):
 
 def check_save(args):
     """--save never overwrites a whole copy (with saved.json); an incomplete one it replaces, saying so."""
-    if not args.save or not os.path.lexists(args.save): return
-    if os.path.lexists(os.path.join(args.save, SAVED)):
+    if args.save and os.path.lexists(os.path.join(args.save, SAVED)):
         raise Usage("--save %s: that folder already holds a saved study (%s): save into another "
                     "folder, or compare with --against" % (_shown(args.save), SAVED))
-    if any(os.path.lexists(os.path.join(args.save, name)) for name in FILES.values()):
+    if args.save and any(os.path.lexists(os.path.join(args.save, name)) for name in FILES.values()):
         sys.stderr.write(one_line("%s: replacing the incomplete copy in %s (it has no %s)"
                                   % (SCRIPT, args.save, SAVED)) + "\n")
 
 def altered(args, study_id, faults):
     """A saved copy not as saved: each file named as a failed check, nothing read from it shown (exit 1)."""
-    if args.json:
-        print(json.dumps({"script": SCRIPT, "version": VERSION, "exit": 1, "study": study_id, "checks": [
-            {"check": one_line(fault), "agrees": False, "detail": None} for fault in faults]}, indent=1,
-            ensure_ascii=True))
-    else:
-        print("\n".join(["saved copy of %s: not what was saved" % study_id] +
-                        ["check FAILS: %s" % one_line(fault) for fault in faults]))
+    checks = [{"check": one_line(fault), "agrees": False, "detail": None} for fault in faults]
+    document = {"script": SCRIPT, "version": VERSION, "exit": 1, "study": study_id, "checks": checks}
+    print(json.dumps(document, indent=1, ensure_ascii=True) if args.json else "\n".join(
+        ["saved copy of %s: not what was saved" % study_id] + ["check FAILS: " + c["check"] for c in checks]))
     return 1
 
 def print_report(args, names, sources, terms, result, status, against):
     """The report, text or --json: names are (study id, address, the line naming a saved copy)."""
     (study_id, address, copy), (old, changes) = names, against
     if args.json:
+        fields = ("file", "where", "was", "now")
         return print(report_json(study_id, address, sources.used, result, status, old and {
-            "folder": args.against, "savedAt": old["savedAt"], "changes": [
-                {"file": name, "where": where, "was": was, "now": now}
-                for name, where, was, now in changes]}, copy))
+            "folder": args.against, "savedAt": old["savedAt"], "changes": [dict(zip(fields, c))
+                                                                         for c in changes]}, copy))
     header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
     header += ["  %s: %s" % item for item in sources.used.items()] + [
         "  metric %s (%s, range %s, %s is better)" % (

@@ -88,7 +88,8 @@ def test_malformed_id_never_reaches_a_url(fixtures_platform):
     for bad in ("m_AA6F85FAB659", "m_aa6f85fab65", "../../etc/passwd", "m_aa6f85fab659?x=1"):
         out = run(fixtures_platform, bad)
         assert out.returncode == 2
-        assert ("the hex digits are lowercase" if bad == "m_AA6F85FAB659" else "neither a match id") in out.stderr
+        assert {"m_AA6F85FAB659": "the hex digits are lowercase", "../../etc/passwd": "no such folder"}.get(
+            bad, "neither a match id") in out.stderr
     assert len(fixtures_platform.requests) == before
 
 
@@ -100,7 +101,7 @@ def test_several_matches_summary_and_worst_exit(fixtures_platform):
         "Fitness Index reproduced for 12 of 12 seats; final wealth (published) for 11 of 12\n"
         "wealth replay (inventory and structures) reproduced for 12 of 12 seats (0 not compared)\n"
         "figures same 203 of 204; checks agree 212 of 212\n"
-        "differ: %s\nDIFFERS: %s a_2 wealth\n" % (TAMPERED, TAMPERED))
+        "DIFFERS: %s a_2 wealth\n" % TAMPERED)
     out = run(fixtures_platform, CLEAN, PLAYING)
     assert out.returncode == 2
     assert "\n2 matches: 1 read, 1 could not be read; 2 seats\n" in out.stdout
