@@ -363,6 +363,7 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
+    wanted = len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted  # 0 or tiny?
     if shown != wanted:
         reason = "printed at %d places; §6 prints %d" % (shown, wanted)
         return result.figure(key, label, page, ours, False, reason=reason)
@@ -1486,10 +1487,9 @@ def print_report(args, names, sources, terms, result, status, against):
     """The report, text or --json: names are (study id, address, the line naming a saved copy)."""
     (study_id, address, copy), (old, changes) = names, against
     if args.json:
-        fields = ("file", "where", "was", "now")
         return print(report_json(study_id, address, sources.used, result, status, old and {
-            "folder": args.against, "savedAt": old["savedAt"], "changes": [dict(zip(fields, c))
-                                                                         for c in changes]}, copy))
+            "folder": args.against, "savedAt": old["savedAt"],
+            "changes": [dict(zip(("file", "where", "was", "now"), c)) for c in changes]}, copy))
     header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
     header += ["  %s: %s" % item for item in sources.used.items()] + [
         "  metric %s (%s, range %s, %s is better)" % (
@@ -1578,7 +1578,7 @@ def sign_flip_p(diffs, alpha):
     """§4.5's p as (Fraction, how): how None for the exact count; "bound" where Hoeffding's bound
     2·exp(−S1² ÷ (2·Σ D_t²)) is below 0.00005 and alpha (it fixes the printed p and the verdict);
     "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on one side
-    of alpha (lo); else why not: the exact count over its cap, p within ~1e-10 of a 4-place edge or alpha."""
+    of alpha (lo); else why not: the exact count over its cap, p within ~1e-9 of a 4-place edge or alpha."""
     s1, s2 = sum(diffs), sum(d * d for d in diffs)               # integers: exact
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
-"""Time the exact sign-flip test of recompute_study.py alone, at the platform's cap.
+"""Time the exact sign-flip test of recompute_study.py alone, at the platform's cap of 500 pairs.
 
-Each pair's value is the mean of 3 focal seats' Fitness Index (tenths) kept to a
-thousandth, so the differences fall on every thousandth of the 0-100 range:
-seats drawn from a normal with spread 14.7 points (differences: spread 12), the
-treated arm ahead by EFFECT points, from a fixed seed. For 500 pairs (or the
-sizes given as arguments) and each effect it prints p, how it was had (`exact`
-count, Hoeffding `bound` or `enclosed`), the seconds and the process's peak resident memory
-so far. Effects run weakest last, so each peak is the exact count's own.
+Each case is run in a process of its own and prints p, how it was had (`exact` count, Hoeffding
+`bound` or `enclosed`), the seconds and that process's peak resident memory. Values are in
+thousandths, drawn from a fixed seed:
 
-    python3 bench/bench_signflip.py [N ...]
+- `fitness +5`, `fitness +3`, `fitness 0`: each pair's values the mean of 3 focal seats' Fitness
+  Index (tenths, seats from a normal with spread 14.7 points: differences spread 12), the treated
+  arm ahead by 5, 3 or 0 points;
+- `uniform -1..1`, `uniform 0..100`, `uniform -100..100`: both arms uniform on the range;
+- `widest -100..100`: the widest differences values on [-100, 100] allow, 199.000 to 200.000 apart
+  with signs that keep S1 near 0 (p near 1: the widest window of sums the count keeps);
+- `refused 170`: D = [199999, -199998] x 85 (once "needs 178 MiB, cap 128 MiB"; p 0.9389);
+- `straddle 0..100`: arms uniform on [0, 100] moved to p within 1e-11 of alpha 0.05, where the
+  first enclosure cannot tell the side of alpha and the next one does.
+
+    python3 bench/bench_signflip.py [CASE ...]
 """
 import random
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,23 +27,55 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import recompute_study  # noqa: E402
 
-SIZES = (500,)
 SEED = 20261115
-EFFECTS = (5.0, 3.0, 0.0)     # points: 5 settled by the bound here, the others by the enclosure
 SEAT_SPREAD = 14.7
 FOCAL_SEATS = 3
 ALPHA = 0.05
+STRADDLE_SEED, STRADDLE_EFFECT = 20261119, 5968   # see straddle()
+STRADDLE_MOVES = ((0, 12445), (2, 80600), (46, 37973), (52, 69222), (141, 70829))
 
 
-def value(rng, mean):
-    tenths = 0
-    for _ in range(FOCAL_SEATS):
-        tenths += min(1000, max(0, round(rng.gauss(mean, SEAT_SPREAD) * 10)))
-    return (tenths * 200 + FOCAL_SEATS) // (2 * FOCAL_SEATS)    # hu of the mean, in thousandths
+def fitness(effect):
+    rng = random.Random(SEED + 500)
+
+    def value(mean):
+        tenths = 0
+        for _ in range(FOCAL_SEATS):
+            tenths += min(1000, max(0, round(rng.gauss(mean, SEAT_SPREAD) * 10)))
+        return (tenths * 200 + FOCAL_SEATS) // (2 * FOCAL_SEATS)    # hu of the mean, in thousandths
+    return [value(50 + effect) - value(50) for _ in range(500)]
 
 
-def differences(n, effect, rng):
-    return [value(rng, 50 + effect) - value(rng, 50) for _ in range(n)]
+def uniform(low, high, seed=SEED):
+    rng = random.Random(seed)
+    return [rng.randint(low * 1000, high * 1000) - rng.randint(low * 1000, high * 1000) for _ in range(500)]
+
+
+def widest():
+    rng = random.Random(SEED)
+    diffs = []
+    for _ in range(500):
+        diffs.append(rng.randint(199000, 200000) * (-1 if sum(diffs) > 0 else 1))
+    return diffs
+
+
+def straddle():
+    """Arms uniform on [0, 100], the treated arm STRADDLE_EFFECT ahead (held within the range), then
+    each (pair, treated value) of STRADDLE_MOVES: found by bisection to bring p next to alpha."""
+    rng = random.Random(STRADDLE_SEED)
+    control = [rng.randint(0, 100000) for _ in range(500)]
+    treated = [min(100000, rng.randint(0, 100000) + STRADDLE_EFFECT) for _ in range(500)]
+    for pair, value in STRADDLE_MOVES:
+        treated[pair] = value
+    return [t - c for c, t in zip(control, treated)]
+
+
+CASES = {
+    "fitness +5": lambda: fitness(5.0), "fitness +3": lambda: fitness(3.0), "fitness 0": lambda: fitness(0.0),
+    "uniform -1..1": lambda: uniform(-1, 1), "uniform 0..100": lambda: uniform(0, 100),
+    "uniform -100..100": lambda: uniform(-100, 100), "widest -100..100": widest,
+    "refused 170": lambda: [199999, -199998] * 85, "straddle 0..100": straddle,
+}
 
 
 def peak_mib():
@@ -45,18 +84,22 @@ def peak_mib():
     return peak / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
 
 
+def run(name):
+    diffs = CASES[name]()
+    started = time.perf_counter()
+    p, how = recompute_study.sign_flip_p(diffs, ALPHA)
+    seconds = time.perf_counter() - started
+    shown = "none (%s)" % how if p is None else "%.10f" % (p.numerator / p.denominator)
+    print("%-18s n=%-4d sum|D|=%-9d p=%-14s %-8s %6.2f s  peak RSS %4.0f MiB" % (
+        name, len(diffs), sum(abs(d) for d in diffs), shown, how if p is not None else "", seconds, peak_mib()))
+
+
 def main(argv):
-    sizes = [int(a) for a in argv] or SIZES
-    print("python %s, exact sign-flip test, alpha %s" % (sys.version.split()[0], ALPHA))
-    for n in sizes:
-        for effect in EFFECTS:
-            diffs = differences(n, effect, random.Random(SEED + n))
-            started = time.perf_counter()
-            p, how = recompute_study.sign_flip_p(diffs, ALPHA)
-            seconds = time.perf_counter() - started
-            print("n=%-4d effect %.1f  sum|D|=%-8d p=%-10s %-8s %7.2f s  peak RSS %.0f MiB" % (
-                n, effect, sum(abs(d) for d in diffs), "none" if p is None else "%.4g" % (p.numerator / p.denominator),
-                how or "exact", seconds, peak_mib()))
+    if argv[:1] == ["--case"]:
+        return run(argv[1])
+    print("python %s, exact sign-flip test, alpha %s" % (sys.version.split()[0], ALPHA), flush=True)
+    for name in argv or CASES:
+        subprocess.run([sys.executable, __file__, "--case", name], check=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """recompute_study.py: the statistical kernels, the printing rule, hand-worked
 studies under both rules, the record checks, the network rules and the
 conformance corpus's studies, served and offline."""
+import functools
 import hashlib
 import io
 import itertools
@@ -567,14 +568,124 @@ def test_withheld_verdict_is_a_check(tmp_path):
     ("2.000", 3, 3), ("2", 3, 3), ("2.0000", 3, 3), ("0.2500", 4, 4), ("0", 4, 4),
     ("0.0004", 3, 4),              # not 0 but would print as zero: one more place keeps its side
     ("-0.00004", 3, 5), ("0.0006", 3, 3),      # 0.0006 prints 0.001 at 3 places
-    ("0.0005", 3, 4), ("-0.00005", 3, 5),      # below 0.0005 (it prints 0.000), rounded up at the 4th place
-    ("0.00050", 3, 4), ("0.0015", 3, 3),       # 0.0005 at 4 places; past 0.0005, 3
+    ("0.0005", 3, 4), ("-0.0005", 3, 4),       # under 0.0005 (0.000 at 3 places), rounded up at the 4th
+    ("0.00005", 3, 5), ("-0.00005", 3, 5), ("0.000005", 3, 6), ("-0.000005", 3, 6), ("-0.00005", 4, 5),
+    ("0.00050", 3, 4), ("0.0015", 3, 3), ("0.00051", 3, 3),    # 0.0005 shows at 4 places; past it, at 3
     ("0.000", 3, 3), ("0.000000", 3, 6), ("-0.000000", 3, 6),   # zero itself; a tiny figure
     ("-0.000", 3, 6), ("0.0000", 3, 3), ("0.00000", 4, 4), ("0.0000004", 4, 7),
 ])
 def test_six_places_read_from_the_page_figure(page, places, wanted):
     assert rs.six_places(page, places, rs.print_comparison_figure) == wanted
     assert rs.six_places(page, places, rs.print_figure) == places   # p, an arm's, a model's
+
+
+@pytest.mark.parametrize("page, ours, same, reason", [
+    ("0.000", 0.0, True, None), ("0.000", 0.0006, True, None),            # 0.001 against 0.000: one unit
+    ("0.000", -0.0003, False, "printed at 3 places; \u00a76 prints 4"),   # not 0: §6 keeps its side
+    ("0.000", 0.00004, False, "printed at 3 places; \u00a76 prints 5"),
+    ("0.000000", -4e-8, True, None), ("0.000000", 4e-8, True, None),      # tiny: zeros at 6 places
+    ("0.000000", 0.0, False, "printed at 6 places; \u00a76 prints 3"),
+    ("0.000000", 0.00002, False, "printed at 6 places; \u00a76 prints 5"),
+    ("0.0000", 0.0001, False, "printed at 4 places; \u00a76 prints 3"),  # no figure prints so
+])
+def test_an_unsigned_zero_on_the_page_is_read_at_the_places_of_ours(page, ours, same, reason):
+    result = rs.Result()
+    rs.decimal_figure(result, {"comparison": 1, "figure": "mean"}, "c", page, ours, 3, 1, rs.print_comparison_figure)
+    assert (result.figures[0]["same"], result.figures[0].get("reason")) == (same, reason)
+
+
+def pairs_study(root, pairs, bounds):
+    """A fixed-rule study of (control, treated) values of a metric declared on `bounds`, one trial a pair on a
+    map of its own; its page every figure as the script recomputes it, for a test to set the one it checks."""
+    trials, seats = [TRIALS_HEADER], [SEATS_HEADER]
+    for trial, values in enumerate(pairs, 1):
+        for arm, value in enumerate(values):
+            trials.append(trial_row(trial, arm, value, "fixed").replace(",fitness_index,", ",turns_per_round,"))
+            seats.extend(seat_rows(trial, arm, "50.0"))
+    folder = root / "u" / "hand" / "studies" / STUDY
+    folder.mkdir(parents=True)
+    for name, rows in (("trials.csv", trials), ("seats.csv", seats)):
+        (folder / name).write_text("\r\n".join(rows) + "\r\n", encoding="utf-8")
+    n = len(pairs)
+    reading = {"rubric": "2.4", "metric": "turns_per_round", "effect": "difference", "direction": "higher",
+               "range": list(bounds), "stoppingRule": "fixed", "comparisonLevel": "0.95",
+               "counts": {"trials": n, "rows": 2 * n, "valued": 2 * n, "seats": 4 * n, "noValue": {},
+                          "pairsIn": n, "pairsOut": 0},
+               "comparisons": [{"arm": 1, "label": "treated", "withheld": None}],
+               "arms": [{"arm": 0, "label": "control"}, {"arm": 1, "label": "treated"}],
+               "models": [{"model": "model-a"}]}
+    files = [rs.read_trials((folder / "trials.csv").read_bytes()), rs.read_seats((folder / "seats.csv").read_bytes())]
+    for f in rs.recompute(STUDY, *files, reading, None)[1].figures:
+        (kind, which), = ((k, v) for k, v in f["key"].items() if k != "figure")
+        entry = next(e for e in reading[kind + "s"] if e.get("arm" if kind == "comparison" else kind) == which)
+        name, end = f["key"]["figure"], None
+        if name.endswith((" low", " high")):
+            name, end = name.rsplit(" ", 1)
+        name = name.replace("map interval", "mapInterval")
+        if end:
+            entry.setdefault(name, [None, None])[end == "high"] = f["recomputed"]
+        else:
+            entry[name] = f["recomputed"]
+    write_page(root, reading)
+    return reading
+
+
+def write_page(root, reading):
+    card = {"id": STUDY, "kind": "paired", "title": "hand", "recipe": "r_00000001",
+            "address": "https://daishi.ai/u/hand/studies/" + STUDY, "reading": reading}
+    (root / "u" / "hand.json").write_text(json.dumps({"handle": "hand", "studies": [card]}))
+
+
+def main_exit(root, capsys):
+    """The script run in this process on the study under root: its exit status and the figures that differ."""
+    folder = root / "u" / "hand" / "studies" / STUDY
+    status = rs.main(["https://daishi.ai/u/hand/studies/" + STUDY, "--json", "--trials", str(folder / "trials.csv"),
+                      "--seats", str(folder / "seats.csv"), "--page", str(root / "u" / "hand.json")])
+    out = json.loads(capsys.readouterr().out)
+    return status, [(f["label"], f.get("reason")) for f in out["figures"] if not f["same"]]
+
+
+@pytest.mark.parametrize("diffs, figure, text, fewer", [
+    ([1] * 9 + [0] * 11, "mean", "0.0005", "0.0003"),         # mean 0.00045: 0.000 at 3 places, 0.0005 at 4
+    ([11, 9, 25, 35], "interval", "0.0005", "0.0003"),        # the low end, 0.000468…
+    ([-5, 56, 28, 20, 44], "interval", "-0.0005", "-0.0003"),  # -0.000461…
+    ([37, 2, 24, 7, 45], "interval", "-0.00005", "-0.00003"),  # -0.0000461…
+    ([24, -7, 38, 51, 28], "interval", "0.000005", "0.000003"),  # 0.00000478…
+    ([39, 3, 36, 49], "interval", "-0.000005", "-0.000003"),   # -0.00000477…
+])
+def test_a_near_zero_figure_that_prints_a_5_is_the_page_s(tmp_path, capsys, diffs, figure, text, fewer):
+    reading = pairs_study(tmp_path, [("5.000", "%.3f" % (5 + d / 1000)) for d in diffs], (0, 10))
+    entry = reading["comparisons"][0]
+    ours = entry[figure] if figure == "mean" else entry[figure][0]
+    assert ours == text
+    assert main_exit(tmp_path, capsys) == (0, [])
+    label = "comparison 1 (treated): %s" % ("mean" if figure == "mean" else "interval low")
+    for page, reason in ((fewer, None), (text.replace("5", "6"), "printed at %d places; \u00a76 prints %d"),
+                         ("0.000", "printed at 3 places; \u00a76 prints %d")):
+        places = len(page.partition(".")[2])
+        if figure == "mean":
+            entry["mean"] = page
+        else:
+            entry["interval"][0] = page
+        write_page(tmp_path, reading)
+        wanted = len(text.partition(".")[2]) if page == "0.000" else places - 1
+        assert main_exit(tmp_path, capsys) == (1, [(label, reason and reason % ((wanted,) if page == "0.000"
+                                                                                  else (places, wanted)))]), page
+
+
+def test_the_exact_test_at_the_widest_in_range_differences_is_counted(tmp_path, capsys, monkeypatch):
+    # 170 pairs 199.999 and -199.998 apart on [-100, 100]: 0.9389, once refused as over a cap.
+    diffs = [199999, -199998] * 85
+    exact = Fraction(plain_count(diffs), 2 ** 170)                 # 7396 sums: the plain way is quick
+    monkeypatch.setattr(rs, "sign_flip_p", functools.lru_cache(rs.sign_flip_p))   # counted once, read thrice
+    reading = pairs_study(tmp_path, [("-100.000", "99.999"), ("100.000", "-99.998")] * 85, (-100, 100))
+    assert reading["comparisons"][0]["p"] == rs.print_figure(float(exact), 4) == "0.9389"
+    assert rs.sign_flip_p(tuple(diffs), 0.05)[1] == "enclosed"
+    assert main_exit(tmp_path, capsys) == (0, [])
+    for page in ("0.9388", "0.9390"):                               # p: exact, not a unit off
+        reading["comparisons"][0]["p"] = page
+        write_page(tmp_path, reading)
+        assert main_exit(tmp_path, capsys) == (1, [("comparison 1 (treated): p", None)])
 
 
 def study_at_own_figures(root):
