@@ -1018,14 +1018,14 @@ def against(source, old):
     """Every file and field read now that differs from the earlier copy in `old` (and its other pages);
     a file of the copy that is not as saved is a failed check (Altered), and nothing is compared."""
     copy = SavedCopies(old)
+    if copy.listed is None:  # nothing to check its files by: not evidence of what was served
+        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % old)
     if copy.faults: raise Altered("--against %s: %s" % (old, "; ".join(copy.faults)))
-    pages = set(copy.listed) if copy.listed is not None else {"export/" + n for n in quietly(
-        os.listdir, os.path.join(old, "export")) or [] if SAVED_FILE.match("export/" + n)}
     changes = []
-    for rel in sorted(set(source.files) - {"saved.json"} | pages):
+    for rel in sorted(set(source.files) - {"saved.json"} | set(copy.listed)):
         path, before, now = os.path.join(old, *rel.split("/")), ABSENT, source.files.get(rel, ABSENT)
         try:
-            if (copy.listed is None or rel in copy.listed) and os.path.lexists(path):
+            if rel in copy.listed:
                 before = read_file(path, old)
         except Unreadable as err:  # a link leading out, a FIFO: named, never read
             reason = "(%s)" % str(err)[len(path) + 2:]

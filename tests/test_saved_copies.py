@@ -126,13 +126,18 @@ def test_against_never_follows_a_link_out_of_the_old_copy(tmp_path):
             done = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN, *options)
             assert done.returncode == 0, done.stderr
             assert "hunter2" not in done.stdout + done.stderr
-    (save / CLEAN / "saved.json").unlink()        # unverified: the link is listed, its target not read
+    (save / CLEAN / "export" / "2.json").unlink()   # a listed page a link out of the copy: named, not read
+    (save / CLEAN / "export" / "1.json").unlink()
+    os.symlink(secret, save / CLEAN / "export" / "1.json")
     with Platform(FIXTURES) as platform:
         done = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN, "--json")
-    assert "hunter2" not in done.stdout + done.stderr
-    changes = json.loads(done.stdout)["against"]["changes"]
-    assert changes == [{"file": "export/2.json", "where": "", "now": "(absent)",
-                        "was": "(a link leading outside %s: not read)" % (save / CLEAN)}]
+    assert "hunter2" not in done.stdout + done.stderr and done.returncode == 1
+    assert "export/1.json: not the file saved" in json.loads(done.stdout)["error"]
+    (save / CLEAN / "saved.json").unlink()        # unverified: nothing to check it by, so not compared
+    with Platform(FIXTURES) as platform:
+        done = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN)
+    assert done.returncode == 2 and "hunter2" not in done.stdout + done.stderr
+    assert done.stderr.endswith("--against %s: no saved.json, so not a copy --save wrote\n" % (save / CLEAN))
 
 
 def test_against_a_trials_line_of_two_million_fields_stays_bounded(tmp_path):
