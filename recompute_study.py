@@ -363,7 +363,7 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
-    wanted = len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted  # 0 or tiny?
+    wanted = len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted  # 0, or tiny
     if shown != wanted:
         reason = "printed at %d places; §6 prints %d" % (shown, wanted)
         return result.figure(key, label, page, ours, False, reason=reason)
