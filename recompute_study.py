@@ -30,7 +30,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
-from itertools import accumulate, chain, islice, repeat
+from functools import reduce
+from itertools import repeat
 from statistics import NormalDist
 
 # --- constants
@@ -363,7 +364,7 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
-    wanted = len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted  # 0 or tiny?
+    wanted = len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted  # 0, or tiny
     if shown != wanted:
         reason = "printed at %d places; §6 prints %d" % (shown, wanted)
         return result.figure(key, label, page, ours, False, reason=reason)
@@ -1604,16 +1605,15 @@ def sign_flip_count(diffs, level=None):
     if s1 == 0: return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
-    m = len(sizes)
-    slot_bytes, z = level or ((m + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)       # exact: never floored
+    slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)   # exact: never floored
     plan = list(_windows(sizes, (sum(sizes) - abs(s1) // common) // 2, z))
     peak = max(min(high + b - a, b) - max(low, 0) + 1          # a table's slots, before each cut
                for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)) * slot_bytes
     if peak > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
     low, slack = _count_at_most(sizes, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
-    if level is None: return (2 * low) << (n - m)
-    return Fraction(low, 1 << m - 1), Fraction(low + slack, 1 << m - 1)
+    if level is None: return (2 * low) << (n - len(sizes))
+    return Fraction(low, 1 << len(sizes) - 1), Fraction(low + slack, 1 << len(sizes) - 1)
 
 def _windows(sizes, c, z):
     """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x kept, highest
@@ -1648,9 +1648,7 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
             if time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty():   # the count is slow
                 print("\rthe sign-flip test: %d%% counted" % (100 * done // m), file=sys.stderr,
                       end="\n" if done == m else "", flush=True)
-        every = 0                   # the classes' OR: a row of it is 0 where each class's slot is
-        for packed in classes:
-            every |= packed
+        every = reduce(operator.or_, classes)   # a row of the classes' OR is 0 where each class's slot is
         ors = _unpack_slots(every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes)
         drop = max(0, max(ors, default=0).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
         k = max(k0, low // r)

@@ -193,7 +193,7 @@ def test_hoeffding_bound_settles_only_below_both_limits():
 @pytest.mark.parametrize("level, every, block_bytes", [((6, 14), 3, rs.SUBSET_BLOCK_BYTES), ((2, 3), 2, 7),
                                                        ((1, 1), 4, 13)])
 def test_sign_flip_enclosure_holds_the_exact_p_and_prints_as_it(monkeypatch, level, every, block_bytes):
-    # Coarse levels floor away real bits and cut real tails (they cannot settle, so the exact count runs).
+    # Coarse levels floor away real bits and cut real tails (they settle few p: the exact count runs).
     monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 0)
     monkeypatch.setattr(rs, "SIGN_FLIP_LEVELS", (level,))
     monkeypatch.setattr(rs, "SIGN_FLIP_FLOOR_EVERY", every)
