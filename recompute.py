@@ -1023,13 +1023,11 @@ def against(source, old):
     if copy.faults: raise Altered("--against %s: %s" % (old, "; ".join(copy.faults)))
     changes = []
     for rel in sorted(set(source.files) - {"saved.json"} | set(copy.listed)):
-        path, before, now = os.path.join(old, *rel.split("/")), ABSENT, source.files.get(rel, ABSENT)
-        try:
-            if rel in copy.listed:
-                before = read_file(path, old)
-        except Unreadable as err:  # a link leading out, a FIFO: named, never read
-            reason = "(%s)" % str(err)[len(path) + 2:]
-            changes.append(change(rel, "", reason, ABSENT if now is ABSENT else "(the file)"))
+        before = read_file(os.path.join(old, *rel.split("/")), old) if rel in copy.listed else ABSENT
+        now = source.files.get(rel, ABSENT)
+        if before is ABSENT or now is ABSENT:  # a file on one side only: named, its content not carried
+            sides = [side if side is ABSENT else "(the file)" for side in (before, now)]
+            changes.append(change(rel, "", *sides))
             continue
         try:
             found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])

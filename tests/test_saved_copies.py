@@ -154,3 +154,26 @@ def test_against_a_trials_line_of_two_million_fields_stays_bounded(tmp_path):
     assert child.code == 1, child.err
     assert "  trials.csv line 4: 2000001 fields -> 24 fields" in child.out
     assert child.peak_mb <= MAX_RSS_MB, child.peak_mb
+
+
+def test_against_a_copy_of_30_pages_of_12_mb_stays_bounded(tmp_path):
+    """An old copy whose saved.json lists 30 pages, each a link inside it to one 12 MB page: read and
+    checked one at a time, a page on one side only named, never carried whole."""
+    save, out, _ = save_match(tmp_path, CLEAN)
+    copy = save / CLEAN
+    big = copy / "big.json"
+    big.write_text('{"padding": [%s0]}' % ("0," * (6 << 20)))
+    about = json.loads((copy / "saved.json").read_text())
+    digest = hashlib.sha256(big.read_bytes()).hexdigest()
+    for n in range(2, 32):
+        os.symlink(big, copy / "export" / ("%d.json" % n))
+        about["sha256"]["export/%d.json" % n] = digest
+    (copy / "saved.json").write_text(json.dumps(about))
+    with Platform(FIXTURES) as platform:
+        child = run_child("recompute.py", ["--base", platform.url, "--against", copy, CLEAN, "--json"], tmp_path,
+                          timeout=30)
+    assert child.code == 1, child.err
+    changes = json.loads(child.out)["against"]["changes"]
+    assert len(changes) == 30 and changes[0] == {"file": "export/10.json", "where": "", "was": "(the file)",
+                                                 "now": "(absent)"}
+    assert child.peak_mb <= MAX_RSS_MB, child.peak_mb
