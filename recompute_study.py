@@ -986,12 +986,13 @@ def report_text(header, result, every):
     lines += ["  %s %d agree%s (--all lists each)" % ("the other" if shown else "all", agreeing,
                                                       "s" * (agreeing == 1))] * bool(agreeing)
     lines += [] if result.matches is None else match_lines(result.matches)
-    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % _summary(result),
-              "checks that agree: %(checksAgree)d of %(checksMade)d made" % _summary(result)]
+    counts = _summary(result)
+    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+              "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
     lines += [] if result.matches is None else [
-        "matches that recompute: %(matchesRecompute)d of %(matches)d named" % _summary(result),
+        "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
         "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
-            _summary(result)[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
+            counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
     lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
     return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
         line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
