@@ -1244,7 +1244,7 @@ def not_a_target(target):
     """Why an argument names no match, in the words that fix it."""
     if MATCH_ID.match(target.lower()):
         return "%s is not a match id: the hex digits are lowercase (%s)" % (text(target), target.lower())
-    if os.sep in target and os.path.isdir(os.path.dirname(target) or "."):
+    if os.sep in target and "://" not in target:
         return "%s: no such folder" % text(target)
     return ("%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
             "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target))
