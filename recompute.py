@@ -1216,9 +1216,16 @@ def failure_text(code, body, fallback):
 ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
                      r"/?(?:[?#]\S*)?\Z")
 STUDY_ADDRESS = re.compile(r"(https?://[^/?#\s]+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?(?:[?#]\S*)?\Z")
-EXIT_CODES = """exit status: 0 every figure matches and every check agrees; 1 a figure differs, a
-check fails or (--against) the record changed; 2 a record cannot be read (or a usage error);
-130 interrupted"""
+EPILOG = """example: python3 recompute.py m_aa6f85fab659 --save copies
+  and later, offline: python3 recompute.py copies
+A table cell a/b is published/recomputed, shown where the two differ (--all:
+a row per figure). --against OLD wants the match's own folder: OLD/<match id>
+where --save wrote a folder of them.
+environment: DAISHI_BASE the server (as --base); DAISHI_TIMEOUT the seconds a
+request may take (default 30).
+exit status: 0 every figure matches and every check agrees; 1 a figure
+differs, a check fails or (--against) the record changed; 2 a record cannot
+be read (or a usage error); 130 interrupted; 141 stdout closed"""
 
 def sources_for(target, args):
     """(label, source) per match a target names: a saved folder or a folder of them, a match id or address."""
@@ -1226,6 +1233,9 @@ def sources_for(target, args):
     if STUDY_ADDRESS.match(target) or os.path.isdir(target) and folder_holds(target) == "study":
         raise Unreadable("%s is a study, not a match: audit it end to end with "
                           "recompute_study.py %s --matches" % (text(target), text(target)))
+    if os.path.isdir(target) and args.save:
+        raise Unreadable("%s: --save keeps what is downloaded, and this is a saved copy: copy the "
+                         "folder itself to keep it" % text(target))
     if os.path.isdir(target):
         kind = folder_holds(target)
         if kind is None:
@@ -1237,6 +1247,13 @@ def sources_for(target, args):
                 if os.path.isdir(p) and (MATCH_ID.match(os.path.basename(p)) or folder_holds(p) == "match")]
     if not address and not MATCH_ID.match(target):
         raise Unreadable(not_a_target(target))
+    query = re.search(r"[?&]rubric=([^&#]*)", target)
+    if address and query:
+        raise Unreadable("%s: an address's ?rubric= is not read: give --rubric %s"
+                         % (text(target), text(query.group(1))))
+    if address and args.base_named == "--base":
+        raise Unreadable("%s: --base names the server for a match id, and an address names its own: "
+                         "give one or the other" % text(target))
     base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
     return [(mid, Downloads(base, mid, args.save, named))]
 
@@ -1244,7 +1261,7 @@ def not_a_target(target):
     """Why an argument names no match, in the words that fix it."""
     if MATCH_ID.match(target.lower()):
         return "%s is not a match id: the hex digits are lowercase (%s)" % (text(target), target.lower())
-    if os.sep in target and "://" not in target:
+    if target.startswith((os.sep, ".", "~")) or os.sep in target and os.path.isdir(os.path.dirname(target)):
         return "%s: no such folder" % text(target)
     return ("%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
             "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target))
@@ -1266,7 +1283,7 @@ class Parser(argparse.ArgumentParser):
         raise Unreadable(message)
 
 def parse_args(argv):
-    parser = Parser("recompute.py", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = Parser("recompute.py", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
                     description="Recompute a daishi.ai match's published scores from its public record.")
     parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex digits), a "
                         "match address (https://daishi.ai/matches/m_...), or a folder of saved copies")

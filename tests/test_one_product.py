@@ -68,3 +68,33 @@ def test_an_argument_that_names_nothing_says_why(tmp_path):
         "recompute.py: m_70232C5541D8 is not a match id: the hex digits are lowercase (m_70232c5541d8)\n")
     missing = run_script("recompute.py", tmp_path / "nope")
     assert missing.returncode == 2 and missing.stderr == "recompute.py: %s: no such folder\n" % (tmp_path / "nope")
+
+
+def test_an_option_that_does_not_apply_is_refused_in_one_line(fixtures_platform, tmp_path):
+    p, before = fixtures_platform, len(fixtures_platform.requests)
+    pasted = run_script("recompute.py", "%s/matches/%s/report?rubric=2.2" % (p.url, CLEAN))
+    assert pasted.returncode == 2 and pasted.stdout == "" and pasted.stderr == (
+        "recompute.py: %s/matches/%s/report?rubric=2.2: an address's ?rubric= is not read: give --rubric 2.2\n"
+        % (p.url, CLEAN))
+    both = run_script("recompute.py", "--base", p.url, "%s/matches/%s" % (p.url, CLEAN))
+    assert both.returncode == 2 and both.stderr == (
+        "recompute.py: %s/matches/%s: --base names the server for a match id, and an address names its own: "
+        "give one or the other\n" % (p.url, CLEAN))
+    assert len(p.requests) == before
+    copy = FIXTURES / "api" / "matches" / CLEAN
+    save = run_script("recompute.py", copy, "--save", tmp_path / "kept")
+    assert save.returncode == 2 and save.stderr == (
+        "recompute.py: %s: --save keeps what is downloaded, and this is a saved copy: copy the folder itself "
+        "to keep it\n" % copy)
+    assert not (tmp_path / "kept").exists()
+    assert run_script("recompute.py", "%s/matches/%s" % (p.url, CLEAN)).returncode == 0
+
+
+def test_each_help_is_enough_to_use_its_script():
+    for script in ("recompute.py", "recompute_study.py"):
+        out = run_script(script, "--help", env={"COLUMNS": "80"})
+        assert out.returncode == 0 and out.stderr == ""
+        assert max(len(line) for line in out.stdout.splitlines()) <= 80, script
+        for needed in ("example: python3 " + script, "DAISHI_BASE", "DAISHI_TIMEOUT", "130 interrupted",
+                       "141 stdout closed", "exit status: 0 every figure matches"):
+            assert needed in out.stdout, (script, needed)
