@@ -2,6 +2,7 @@
 """Recompute a daishi.ai study page's reading from the study's own files (study.md).
 
     python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, one origin
+    python3 recompute_study.py /u/<handle>/studies/<id> --base URL   # the path, from URL (or $DAISHI_BASE)
     python3 recompute_study.py DIR      # a folder --save wrote, read offline
     --trials, --seats, --page, --recipe FILE  saved copies of trials.csv, seats.csv, the profile JSON
                     and the recipe JSON, any mix (the address names the study)
@@ -23,8 +24,11 @@ reading on the profile, no recipe under the anytime rule, a network failure, a f
 documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. A download fails when
 not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Python 3.9+, stdlib only.
 """
-import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, os, re, socket, ssl
-import stat, sys, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
+import os, signal, sys
+if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
+    signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
+import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, re, shutil, socket
+import ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -50,6 +54,7 @@ PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # a
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the continued fraction
 TIMEOUT_SECONDS = 30        # one request, whole (a retry included); DAISHI_TIMEOUT sets another
 TIMEOUT_ENV = "DAISHI_TIMEOUT"
+DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"   # the server a study's path is read from
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_JSON_VALUES = 1000000   # in the profile or recipe (counted as its brackets, braces and commas)
 MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
@@ -925,8 +930,9 @@ def _clip(text, n):
 def _cell(value):
     return "none" if value is None else _clip(_shown(value), 24)
 
-def _difference(f):
-    return "" if f["difference"] is None else " (%+d)" % f["difference"]
+def _difference(f, form=" %+d"):
+    """How far a figure is from its recomputation, in units of its last place: " -4" (none: "")."""
+    return "" if f["difference"] is None else form % f["difference"]
 
 def _table(head, rows):
     """Columns padded to their widest cell, cut into bands that each fit WIDTH beside the first."""
@@ -949,20 +955,21 @@ def _figure_rows(figures, values):
     return lines
 
 def _figure_tables(figures, values, wrong):
-    """A table per comparison, arm and model, a cell holding page->recomputed where they differ."""
-    lines, differ = [], sum(1 for f in figures if not f["same"])
+    """A table per comparison, arm and model, a cell holding published/recomputed where they differ."""
+    lines, differ = [], [f for f in figures if not f["same"]]
     for kind in ("comparison", "arm", "model"):
         rows, columns = {}, []
         for f in (f for f in figures if kind in f["key"]):
             column = re.sub(" (low|high)$", "", f["key"]["figure"])
             columns += [column] if column not in columns else []
             rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(_cell(
-                f["published"]) + ("" if f["same"] else "->%s%s" % (_cell(f["recomputed"]), _difference(f))))
+                f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"])))
         lines += [""] + _table([kind + "s"] + columns, [
             [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
             for name, cells in rows.items()]) if rows else []
-    lines += ["", "DIFFERS: %d figures; a cell that differs shows page->recomputed (the difference in units "
-                  "of its last place)" % differ] if differ else []
+    lines += ["", "a/b: published a, recomputed b where they differ"] * bool(differ) + [
+        "DIFFERS %s: published %s, recomputed %s%s" % (" ".join(f["label"].rpartition(": ")[::2]),
+        _cell(f["published"]), _cell(f["recomputed"]), _difference(f, ", %+d in the last place")) for f in differ]
     lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
     lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
               for f in figures if f.get("bound")]
@@ -975,7 +982,7 @@ def report_text(header, result, every):
     lines = [one_line(line) for line in header]
     lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
         "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (f["file"], f["line"],
-        f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]), _difference(f))
+        f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]), _difference(f, " (%+d)"))
         for f in wrong] if wrong else []
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
     shown = [(n, check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
@@ -1184,15 +1191,22 @@ def _json_changes(name, was, now, study_id):
 
 # ---------------------------------------------------------------- the address
 # The whole address, checked before it is split: no userinfo, escape, space or control character anywhere.
-STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)"
-                           r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
+ORIGIN = r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)"
+STUDY_ADDRESS = re.compile(ORIGIN + r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
 
-def parse_study_address(address):
-    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted."""
-    match = STUDY_ADDRESS.fullmatch(re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/"))
+def parse_study_address(address, args=None):
+    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted; with args,
+    a path /u/<handle>/studies/<id> is read from args.base (--base, else $DAISHI_BASE, else daishi.ai)."""
+    address = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
+    if args and address.startswith("/u/"):
+        address = args.base.rstrip("/") + address
+    elif args and args.base_named == "--base":
+        raise Usage("--base names the server for a study's path (/u/<handle>/studies/<id>), and %s names "
+                    "its own: give one or the other" % _shown(address))
+    match = STUDY_ADDRESS.fullmatch(address)
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
-                         "digits>, or a folder --save wrote)" % _shown_field(address))
+                         "digits>, its path /u/..., or a folder --save wrote)" % _shown(address))
     return match.group(1), match.group(3), match.group(4), match.group()
 
 # ---------------------------------------------------------------- fetching
@@ -1337,6 +1351,16 @@ class Sources:
                              % (_shown(self.args.save), what, error.strerror or error))
 
 # ---------------------------------------------------------------- main
+EPILOG = """example: python3 recompute_study.py /u/kim/studies/s_eee65f53 --save kim
+  and later, offline: python3 recompute_study.py kim
+A table cell a/b is published/recomputed, shown where the two differ (--all:
+a row per figure). --against OLD wants the folder --save wrote.
+environment: DAISHI_BASE the server (as --base); DAISHI_TIMEOUT the seconds a
+request may take (default 30).
+exit status: 0 every figure matches and every check agrees; 1 a figure
+differs, a check fails or --against finds a change; 2 the study cannot be
+read (or a usage error); 130 interrupted; 141 stdout closed"""
+
 class Parser(argparse.ArgumentParser):
     """argparse whose usage error is one line (and, under --json, a JSON document too), as recompute.py's."""
     def error(self, message):
@@ -1346,15 +1370,16 @@ def parse_arguments(argv):
     parser = Parser(
         prog=SCRIPT, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Recompute a daishi.ai study page's reading from its files and compare.",
-        epilog="exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check\n"
-               "fails or --against finds a change; 2 the study cannot be read (or a usage error).")
+        epilog=EPILOG)
     parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>, "
-                                        "or a folder --save wrote (read offline)")
+                                        "its path /u/<handle>/studies/<id>, or a folder --save wrote")
     for option, text in (
             ("--trials FILE", "read this saved trials.csv instead of the served one"),
             ("--seats FILE", "read this saved seats.csv instead of the served one"),
             ("--page FILE", "read this saved profile JSON (the page's reading)"),
             ("--recipe FILE", "read this saved recipe JSON (anytime rule)"),
+            ("--base URL", "the server to read a study's path /u/<handle>/studies/<id> from "
+                           "(default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV)),
             ("--save DIR", "keep every file read in DIR, with saved.json "
                            "(address, time, sha256 of each file)"),
             ("--against OLD", "list what changed since the copy --save wrote in OLD"),
@@ -1377,6 +1402,11 @@ def parse_arguments(argv):
         TIMEOUT_SECONDS = -1
     if not 0 < TIMEOUT_SECONDS < math.inf:
         parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
+    args.base_named = "--base" if args.base is not None else BASE_ENV if os.environ.get(BASE_ENV) else None
+    args.base = (args.base if args.base is not None else os.environ.get(BASE_ENV) or DEFAULT_BASE).strip()
+    if not re.fullmatch(ORIGIN, args.base.rstrip("/")):
+        parser.error("%s must be a server's address, http(s)://host[:port], got %s"
+                     % (args.base_named or "the default", _shown(args.base)))
     return args
 
 def read_study(sources, handle, study_id):
@@ -1430,8 +1460,12 @@ def audit_all(rc, groups, args, study):
 def run(args):
     rc = load_recompute() if args.matches else None
     folder = args.address if os.path.isdir(args.address) else None
+    if folder and args.save:
+        raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the folder itself "
+                    "to keep it" % _shown(folder))
     saved = read_saved(folder, "") if folder else None
-    origin, handle, study_id, address = parse_study_address(saved["address"] if saved else args.address)
+    origin, handle, study_id, address = (parse_study_address(saved["address"]) if saved
+                                         else parse_study_address(args.address, args))
     old = read_saved(args.against, "--against ") if args.against else None
     old_id = old and parse_study_address(old["address"])[2]
     if old and old_id != study_id:
@@ -1521,7 +1555,16 @@ def one_line(message, limit=MAX_SHOWN):
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
+def prepare_streams():
+    """Text a stream cannot encode is written escaped (\\xdc), never an error; a terminal sets the width."""
+    global WIDTH
+    for stream in (sys.stdout, sys.stderr):
+        getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
+    if sys.stdout.isatty():
+        WIDTH = max(60, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
+
 def main(argv=None):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = argparse.Namespace(json="--json" in (sys.argv[1:] if argv is None else argv))
     try:
         args = parse_arguments(argv)
@@ -1682,6 +1725,7 @@ def _unpack_slots(raw, slot_bytes):
 
 if __name__ == "__main__":
     try:
+        prepare_streams()
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for

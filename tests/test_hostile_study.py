@@ -1473,7 +1473,7 @@ BAD_ADDRESSES = [
     "{o}/u/kim/studies/s_\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667",
     "{o}/u/kim/studies/s_eee65f53\u200b", "{o}/u/kim\u2028/studies/s_eee65f53",
     "ftp://{h}/u/kim/studies/s_eee65f53", "file:///u/kim/studies/s_eee65f53", "{h}/u/kim/studies/s_eee65f53",
-    "//{h}/u/kim/studies/s_eee65f53", "/u/kim/studies/s_eee65f53", "kim/s_eee65f53", "s_eee65f53", "",
+    "//{h}/u/kim/studies/s_eee65f53", "u/kim/studies/s_eee65f53", "kim/s_eee65f53", "s_eee65f53", "",
     "http://127.0.0.1:0/u/kim/studies/s_eee65f53", "http://127.0.0.1:99999/u/kim/studies/s_eee65f53",
     "http://127.0.0.1:x/u/kim/studies/s_eee65f53",
 ]

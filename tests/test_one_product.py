@@ -98,3 +98,75 @@ def test_each_help_is_enough_to_use_its_script():
         for needed in ("example: python3 " + script, "DAISHI_BASE", "DAISHI_TIMEOUT", "130 interrupted",
                        "141 stdout closed", "exit status: 0 every figure matches"):
             assert needed in out.stdout, (script, needed)
+
+
+KIM = "/u/kim/studies/s_eee65f53"
+
+
+def study_files(tmp_path, old="with memory", new="with memory"):
+    """The kim study's three files offline, an arm's label `old` written as `new`."""
+    source = FIXTURES / "u" / "kim" / "studies" / "s_eee65f53"
+    paths = (tmp_path / "trials.csv", tmp_path / "seats.csv", tmp_path / "kim.json")
+    for path, original in zip(paths, (source / "trials.csv", source / "seats.csv", FIXTURES / "u" / "kim.json")):
+        path.write_text(original.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    return ["https://daishi.ai" + KIM] + [x for pair in zip(("--trials", "--seats", "--page"), paths) for x in pair]
+
+
+def test_the_study_script_escapes_what_a_console_cannot_encode(tmp_path):
+    out = run_script("recompute_study.py", *study_files(tmp_path, new="mit Ged\u00e4chtnis"),
+                     env={"PYTHONIOENCODING": "ascii"})
+    assert out.returncode == 0, out.stderr
+    assert "1 (mit Ged\\xe4chtnis)" in out.stdout and out.stdout.endswith("every figure same, every check agrees\n")
+
+
+def test_the_study_tables_fit_a_terminal_of_80_columns(tmp_path):
+    argv = [str(REPO / "recompute_study.py")] + [str(a) for a in study_files(tmp_path)]
+    for columns, widest in ((80, 80), (200, 100)):
+        code, shown = in_a_terminal(argv, columns)
+        assert code == 0, shown
+        assert 70 < max(len(line) for line in shown.splitlines()) <= widest, shown
+    assert max(len(line) for line in run_script(*argv[:1] + argv[1:], env={"COLUMNS": "80"}).stdout.splitlines()) > 80
+
+
+def test_the_study_script_reads_a_path_from_base_as_recompute_does(fixtures_platform, tmp_path):
+    p = fixtures_platform
+    for argv, env in ((["--base", p.url, KIM], {}), ([KIM], {"DAISHI_BASE": p.url + "/"})):
+        del p.requests[:]
+        out = run_script("recompute_study.py", *argv, env=env)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("study s_eee65f53 at %s%s\n" % (p.url, KIM))
+        assert p.requests == [KIM + "/trials.csv", KIM + "/seats.csv", "/u/kim.json"]
+    del p.requests[:]
+    both = run_script("recompute_study.py", "--base", p.url, p.url + KIM)
+    assert both.returncode == 2 and both.stderr == (
+        "recompute_study.py: --base names the server for a study's path (/u/<handle>/studies/<id>), and %s%s "
+        "names its own: give one or the other\n" % (p.url, KIM))
+    bad = run_script("recompute_study.py", KIM, env={"DAISHI_BASE": p.url + "/mirror"})
+    assert bad.returncode == 2 and bad.stderr == (
+        "recompute_study.py: DAISHI_BASE must be a server's address, http(s)://host[:port], got %s/mirror "
+        "(see recompute_study.py --help)\n" % p.url)
+    assert p.requests == []
+    saved = tmp_path / "kim"
+    assert run_script("recompute_study.py", p.url + KIM, "--save", saved).returncode == 0
+    again = run_script("recompute_study.py", saved, "--save", tmp_path / "again")
+    assert again.returncode == 2 and again.stderr == (
+        "recompute_study.py: %s: --save keeps what is downloaded, and this is a saved copy: copy the folder "
+        "itself to keep it\n" % saved)
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_study_address_with_a_typo_is_shown_whole(fixtures_platform):
+    typo = fixtures_platform.url + "/u/kim/studies/s_eee65f53x"
+    out = run_script("recompute_study.py", typo)
+    assert out.returncode == 2 and out.stderr == (
+        "recompute_study.py: cannot read the study: not a study address: %s (expected https://daishi.ai/u/"
+        "<handle>/studies/s_<8 hex digits>, its path /u/..., or a folder --save wrote)\n" % typo)
+
+
+def test_a_differing_study_figure_is_marked_as_a_match_figure(conformance_platform):
+    out = run_script("recompute_study.py", conformance_platform.url + "/u/mallory/studies/s_0af9fd0c")
+    assert out.returncode == 1
+    row = [line.split() for line in out.stdout.splitlines() if line.startswith("1 (tweak)    11")]
+    assert row[0][3] == "0.236/0.232"
+    assert "\nDIFFERS comparison 1 (tweak) mean: published 0.236, recomputed 0.232, -4 in the last place\n" in out.stdout
+    assert out.stdout.endswith("\nDIFFERS: comparison 1 mean\n")

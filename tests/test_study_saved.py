@@ -158,7 +158,7 @@ def test_help_ends_with_the_exit_codes():
     assert done.returncode == 0
     tail = " ".join(done.stdout.split()[-40:])
     assert tail.startswith("exit status") or "exit status: 0 every figure matches" in tail
-    assert tail.endswith("2 the study cannot be read (or a usage error).")
+    assert tail.endswith("2 the study cannot be read (or a usage error); 130 interrupted; 141 stdout closed")
     assert "--against OLD" in done.stdout and "--all" in done.stdout
 
 
@@ -180,7 +180,7 @@ def test_one_edited_value_leads_with_its_root_cause(tmp_path):
     head = [line for line in every if line.startswith("trial value ")]
     assert head and head[0].split() == ["trial", "value", "trials.csv", "recomputed"]
     row = [line for line in every if line.startswith("trial 3 arm 1: value from its focal seats ")]
-    assert row[0].split()[-4:] == ["68.500", "63.500", "DIFFERS", "(-5000)"]
+    assert row[0].split()[-4:] == ["68.500", "63.500", "DIFFERS", "-5000"]
 
 
 @pytest.mark.parametrize("study", _manifest_studies(), ids=lambda s: s["id"])
