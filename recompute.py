@@ -1178,6 +1178,7 @@ def http_get(opener, url, what, end=math.inf):
                                       % (what, server, TIMEOUT_SECONDS))
                 cause = failure_text(code, body, reason) if code else "cannot reach %s (%s)" % (
                     server, getattr(reason, "strerror", None) or reason)
+                cause += " at %s" % text(url) if code and code != 409 else ""   # which address was wrong
                 error = Unreadable("%s: %s" % (what, cause))
                 error.status, error.body = code, body
                 raise error

@@ -80,7 +80,8 @@ def test_playing_match_exits_2_with_the_platform_reason(fixtures_platform):
 def test_unknown_match_is_404(fixtures_platform):
     out = run(fixtures_platform, "m_ae46e7653d21")
     assert out.returncode == 2
-    assert out.stderr == "recompute.py: m_ae46e7653d21: export page 1: 404 not found\n"
+    assert out.stderr == ("recompute.py: m_ae46e7653d21: export page 1: 404 not found at "
+                          "%s/api/matches/m_ae46e7653d21/export?page=1\n" % fixtures_platform.url)
 
 
 def test_malformed_id_never_reaches_a_url(fixtures_platform):

@@ -399,7 +399,8 @@ def test_a_missing_match_is_exit_2_and_the_others_are_still_audited(tmp_path):
     out = run_edited(tmp_path, {(3, "match"): "m_000000000000"})
     document = json.loads(out.stdout)
     assert out.returncode == 2 and document["exit"] == 2
-    assert out.stderr == ("recompute_study.py: m_000000000000 (trial 2 arm 0): export page 1: 404 not found\n")
+    assert re.fullmatch(r"recompute_study.py: m_000000000000 \(trial 2 arm 0\): export page 1: 404 not found at "
+                        r"http://127.0.0.1:\d+/api/matches/m_000000000000/export\?page=1\n", out.stderr), out.stderr
     assert document["summary"]["unreadable"] == ["m_000000000000"]
     assert document["summary"]["matchesRecompute"] == 5
 
