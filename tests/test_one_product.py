@@ -153,6 +153,10 @@ def test_the_study_script_reads_a_path_from_base_as_recompute_does(fixtures_plat
         "recompute_study.py: %s: --save keeps what is downloaded, and this is a saved copy: copy the folder "
         "itself to keep it\n" % saved)
     assert not (tmp_path / "again").exists()
+    linked = run_script("recompute_study.py", "/u/linked-lab/studies/s_9f54f5e8", "--matches",
+                        env={"DAISHI_BASE": p.url})
+    assert linked.returncode == 0 and linked.stdout.endswith("\nevery figure same, every check agrees\n")
+    assert "/api/matches/m_" in p.requests[-1]
 
 
 def test_a_study_address_with_a_typo_is_shown_whole(fixtures_platform):
