@@ -781,14 +781,6 @@ class Row(tuple):
     def __getitem__(self, column):
         return tuple.__getitem__(self, self.places[column])
 
-def _lines(text):
-    """The text's lines, each with its "\n", one at a time (never a second copy of the whole text)."""
-    start, size = 0, len(text)
-    while start < size:
-        end = text.find("\n", start) + 1 or size
-        yield text[start:end]
-        start = end
-
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
     text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
@@ -799,7 +791,8 @@ def read_csv(body, name, forms, key, flags):
     record, rows, shared = [], [], {}     # record: the text of the record the reader is on
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places})
-    reader = csv.reader((record.append(line) or line for line in _lines(text)), strict=True)
+    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))   # each with its "\n", lazily
+    reader = csv.reader((record.append(line) or line for line in lines), strict=True)
     try:
         _check_header(next(reader, None), columns, name, text)
         del record[:]
