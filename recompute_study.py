@@ -23,8 +23,8 @@ reading on the profile, no recipe under the anytime rule, a network failure, a f
 documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. A download fails when
 not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Python 3.9+, stdlib only.
 """
-import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, os, re, socket, ssl
-import stat, sys, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
+import argparse, contextlib, csv, hashlib, http.client, importlib.util, io, json, math, operator, os, re
+import socket, ssl, stat, sys, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -1221,10 +1221,8 @@ def watch(*address):
 
 def shut_watched():
     for sock in WATCHED:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 def http_get(opener, url, what):
     """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap."""
@@ -1678,10 +1676,8 @@ if __name__ == "__main__":
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout.flush()
-        except OSError:
-            pass
         for part in [p for rc in LOADED for p in list(rc.PARTS)]:
             LOADED[0].quietly(os.unlink, part)
         print("interrupted", file=sys.stderr, flush=True)
