@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
 from functools import reduce
-from itertools import repeat
+from itertools import repeat, zip_longest
 from statistics import NormalDist
 
 # --- constants
@@ -1118,9 +1118,8 @@ def changes_since(old, study_id, bodies):
     changes = []
     for name in FILES.values():
         path = os.path.join(old, name)
-        was = None
-        if os.path.lexists(path):
-            was = read_file(path, old, "--against %s: %s" % (_shown(old), name))
+        was = (read_file(path, old, "--against %s: %s" % (_shown(old), name))
+               if os.path.lexists(path) else None)
         now = bodies.get(name)
         if was == now: continue
         if was is None or now is None:
@@ -1139,8 +1138,7 @@ def _csv_rows(body):
 def _csv_changes(name, was, now, study_id):
     """Each line one side lacks, and each field that differs, named by its line and column."""
     was, now, changes = _csv_rows(was), _csv_rows(now), []
-    for line in range(1, max(len(was), len(now)) + 1):
-        a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was, now))
+    for line, (a, b) in enumerate(zip_longest(was, now), 1):
         if a is None or b is None:
             changes.append((name, "line %d" % line) + tuple("(absent)" if r is None else ",".join(r)
                                                             for r in (a, b)))
