@@ -531,8 +531,7 @@ def file_checks(result, study_id, trials, seats, reading, terms):
         ("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
          first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])),
     ] if terms.bounds is not None else [])
-    for name, fault in checks:
-        result.check(name, fault is None, fault)
+    result.checks += [(name, fault is None, fault) for name, fault in checks]
 
 # --- the whole recompute
 def recompute(study_id, trials, seats, reading, rho):
@@ -708,8 +707,7 @@ def end_to_end(rc, args, study, trials, seats, result):
     faults = [fault for m in result.matches for fault in m["roster"]]
     checks.append(("every match's roster has one seats.csv row per seat, and no more", faults and faults[0]
                    + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1) or None))
-    for name, fault in checks:
-        result.check(name, fault is None, fault)
+    result.checks += [(name, fault is None, fault) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
 def match_result(rc, mid, rows, args, study):
