@@ -253,6 +253,7 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     if n < 2: return result
     if terms.rule == "fixed":
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
+        result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     else:                   # the asymptotic confidence sequence (Waudby-Smith et al.)
         rho2 = terms.rho * terms.rho
         log_term = math.log(math.sqrt(n * rho2 + 1) / alpha)
@@ -260,8 +261,6 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     result.interval = interval(result.mean, half, terms.difference_bounds)
     if 2 <= result.maps < n:
         result.map_interval = cluster_interval(diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds)
-    if terms.rule == "fixed":
-        result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
         result.verdict = verdict(terms, result, alpha)
     return result
