@@ -179,9 +179,7 @@ class Terms:
 def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
     if not focal_seats or any(seat[metric] == "" for seat in focal_seats): return None
-    total = 0.0
-    for seat in focal_seats:
-        total += float(seat[metric])
+    total = reduce(operator.add, (float(s[metric]) for s in focal_seats), 0.0)  # in order (sum() compensates)
     return math.floor(total / len(focal_seats) * 1000 + 0.5)
 
 def blended_index(seat):
