@@ -1313,9 +1313,8 @@ class Sources:
                 with os.fdopen(handle, "wb") as out:
                     out.write(body)
                 os.replace(temporary, os.path.join(self.args.save, name))
-            except BaseException:
+            finally:
                 if os.path.exists(temporary): os.unlink(temporary)
-                raise
         except OSError as error:
             raise Unreadable("--save %s: cannot save %s there: %s"
                              % (_shown(self.args.save), what, error.strerror or error))
