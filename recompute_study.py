@@ -1396,8 +1396,7 @@ def audit_all(rc, groups, args, study):
     futures = [pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()]
     for i, future in enumerate(futures):
         if tty:
-            sys.stderr.write("\rmatch %d/%d " % (i + 1, len(futures)))
-            sys.stderr.flush()
+            print("\rmatch %d/%d " % (i + 1, len(futures)), end="", file=sys.stderr, flush=True)
         while wait([future], timeout=0.25).not_done:
             pass  # a timed wait: Ctrl-C reaches the main thread between two
         results.append(future.result())
