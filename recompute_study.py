@@ -755,7 +755,6 @@ SEATS = {"study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name":
              "rests", "looks", "moves", "gathers", "crafts", "builds", "repairs", "trains", "trades",
              "attacks", "raids", "messages", "dormancies", "recoveries"), INTEGER),
          "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": ""}
-TRIALS_COLUMNS, SEATS_COLUMNS = tuple(TRIALS), tuple(SEATS)
 CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
