@@ -563,7 +563,6 @@ def recompute(study_id, trials, seats, reading, rho):
 
 # --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
 MAX_MATCHES = 1000          # a study plays at most this many matches
-RECORD_KEYS = dict(fitness_index="fitnessIndex", map_coverage="mapCoverage")   # a seat metric's card key
 SEAT_SCORES = "each seat's scores as its match's report published them"     # trusted, unless --matches
 # records.md §2.2-2.3: the columns that name a record, by the part of it that holds them (column:key)
 TIED = {name: [(column, part, key or column) for part, columns in (p.split(": ") for p in spec.split("; "))
@@ -633,7 +632,7 @@ def seat_views(archive, reports, seats):
 
 def trial_views(rc, archive, reports, trials, seats_of, metric):
     """Each trials.csv row's parts of the record; on a seat metric, §3's value from the scorecards."""
-    views, key = [], RECORD_KEYS.get(metric, metric)
+    views, key = [], {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
     for row in trials:
         view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
         if metric in SEAT_METRICS and row["value"]:
