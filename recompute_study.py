@@ -750,9 +750,8 @@ TRIALS = {"study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match
 SEATS = {"study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name": "", "model": "",
          "harness": "", "focal": BOOLEAN, "whole_trial": BOOLEAN, "rubric": "", "fitness_index": TENTHS,
          "grade": "", "rank": INTEGER, "status": "", **dict.fromkeys(DIMENSIONS, TENTHS), "turns": INTEGER,
-         "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL, **dict.fromkeys((
-             "rests", "looks", "moves", "gathers", "crafts", "builds", "repairs", "trains", "trades",
-             "attacks", "raids", "messages", "dormancies", "recoveries"), INTEGER),
+         "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL,   # the counts §8 ties:
+         **dict.fromkeys((column for column, part, _ in TIED["seats.csv"] if part == "metrics"), INTEGER),
          "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": ""}
 CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
