@@ -425,7 +425,7 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
 
 def value_figures(result, trials, seats, metric):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
-    focal = {}
+    focal, text = {}, lambda units: None if units is None else _units_text(abs(units), 3, units < 0)
     for seat in (seat for seat in seats if seat["focal"] == "true"):
         focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
     for row in (row for row in trials if row["value"]):
@@ -433,10 +433,8 @@ def value_figures(result, trials, seats, metric):
         page_units = exact_units(row["value"], 3)
         result.figure({"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
                       "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
-                      _units_text(abs(page_units), 3, page_units < 0),
-                      None if ours is None else _units_text(abs(ours), 3, ours < 0),
-                      ours == page_units, None if ours is None else ours - page_units,
-                      file="trials.csv", line=row["_line"])
+                      text(page_units), text(ours), ours == page_units,
+                      None if ours is None else ours - page_units, file="trials.csv", line=row["_line"])
 
 def _by_key(reading, part, key, kind):
     """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
