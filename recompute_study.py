@@ -473,9 +473,8 @@ def count_fault(page, files):
 def file_checks(result, study_id, trials, seats, reading, terms):
     """study.md §7 checks 1-25, one (name, the first fault or None) each."""
     match = lambda row: (int(row["trial"]), int(row["arm"]))
-    trial_rows, seated, pair_of = {match(r): r for r in trials}, {match(s) for s in seats}, {}
-    for row in trials:
-        pair_of.setdefault(row["trial"], row["pair"])
+    trial_rows, seated = {match(r): r for r in trials}, {match(s) for s in seats}
+    pair_of = {row["trial"]: row["pair"] for row in reversed(trials)}    # each trial's first row's pair
     rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]
     other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)
     counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
