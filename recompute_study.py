@@ -766,7 +766,6 @@ def read_seats(body):
 class Row(tuple):
     """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small."""
     __slots__ = ()
-    places = {}
     def __getitem__(self, column):
         return tuple.__getitem__(self, self.places[column])
 
@@ -875,7 +874,6 @@ def _number_no_double_holds(document):
                 return path
         else:
             stack.pop()
-    return None
 
 def find_reading(profile, study_id):
     studies = profile.get("studies") if isinstance(profile, dict) else None
