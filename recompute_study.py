@@ -609,8 +609,7 @@ def tie_rows(name, rows, views):
             if part in view and not same_as_record(row[column], record, column):
                 out.append({"file": name, "line": row["_line"], "trial": int(row["trial"]),
                             "arm": int(row["arm"]), "seat": int(row["seat"]) if name == "seats.csv" else None,
-                            "column": column, "value": row[column],
-                            "record": None if record is None else _shown(record),
+                            "column": column, "value": row[column], "record": _shown(record),
                             "source": "report" if part in ("card", "default", "focal") else "archive"})
     return out
 
