@@ -394,9 +394,8 @@ def comparison_figures(result, arm, label, ours, page, terms):
         ("n", ours.n, None), ("mean", ours.mean, *near), ("interval", ours.interval, *near),
         ("map interval", ours.map_interval, *near), ("maps", ours.maps, None), ("p", p, 4, 0),
         ("bootstrap", ours.bootstrap, *near)] + [("verdict", ours.verdict, None)] * (withheld is None))
-    for figure in result.figures[start:] if ours.p_how == "bound" else []:
-        if figure["key"]["figure"] == "p":
-            figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
+    for figure in (f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"):
+        figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
         result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
     if withheld is not None:
