@@ -1036,16 +1036,15 @@ def _json_figure(f):
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
 def report_json(study_id, address, sources, result, status, against, copy):
-    return json.dumps(dict({
+    return json.dumps({
         "script": SCRIPT, "version": VERSION, "exit": status, "study": study_id, "address": address,
-        "sources": sources,
-        **({"copy": copy} if copy else {}),
+        "sources": sources, **({"copy": copy} if copy else {}),
         "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
         **({} if result.matches is None else {"matches": result.matches, "differences": [
             d for m in result.matches for d in m["differences"]]}),
         "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
-        "trusted": result.trust, "verdict": study_verdict(result)},
-        **({"against": against} if against else {})), indent=1, ensure_ascii=True)
+        "trusted": result.trust, "verdict": study_verdict(result),
+        **({"against": against} if against else {})}, indent=1, ensure_ascii=True)
 
 # ---------------------------------------------------------------- saved copies
 SCRIPT, VERSION = "recompute_study.py", "3.1"
