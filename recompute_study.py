@@ -1081,8 +1081,7 @@ def read_saved(folder, option):
             and isinstance(saved.get("savedAt"), str) and isinstance(saved.get("sha256"), dict)):
         raise Unreadable("%s: not a study --save wrote (%s has no kind study, address, savedAt, sha256)"
                          % (where, SAVED))
-    faults = (_saved_fault(folder, saved, name) for name in sorted(saved["sha256"]))
-    saved["faults"] = [fault for fault in faults if fault]
+    saved["faults"] = list(filter(None, (_saved_fault(folder, saved, n) for n in sorted(saved["sha256"]))))
     return saved
 
 def _saved_fault(folder, saved, name):
