@@ -139,9 +139,9 @@ def t_quantile(nu, q):
 # --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
-    def __init__(self, trials, seats, reading):
+    def __init__(self, trials, seats, reading, rho):
         first, card, level = trials[0], reading.get("range"), trials[0]["comparison_level"]
-        self.metric, self.rule = first["metric"], first["stopping_rule"] or None
+        self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
         self.seat_score, self.arms = self.metric in SEAT_METRICS, sorted({int(row["arm"]) for row in trials})
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
@@ -529,8 +529,7 @@ def file_checks(result, study_id, trials, seats, reading, terms):
 # --- the whole recompute
 def recompute(study_id, trials, seats, reading, rho):
     """Every figure of the page beside the files' arithmetic, every check, and the trust list."""
-    terms, result, labels, trials_by_trial = Terms(trials, seats, reading), Result(), {}, {}
-    terms.rho = rho
+    terms, result, labels, trials_by_trial = Terms(trials, seats, reading, rho), Result(), {}, {}
     for row in trials:
         labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
