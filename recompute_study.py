@@ -684,7 +684,6 @@ def audit_match(rc, mid, trials, seats, metric, source):
 
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
-    groups = match_groups(trials, seats)
     named = Counter(row["match"] for row in trials if row["match"])
     twice = lambda r: "%s is named by %d rows" % (r["match"], named[r["match"]])
     checks = [("every trials.csv row with a value names its match", first_fault(
@@ -692,7 +691,7 @@ def end_to_end(rc, args, study, trials, seats, result):
         lambda r: "trial %s arm %s has a value and names no match" % (r["trial"], r["arm"]))),
         ("no match is named by two trials.csv rows", first_fault("trials.csv", trials,
                                                                  lambda r: named[r["match"]] < 2, twice))]
-    result.matches = audit_all(rc, groups, args, study)
+    result.matches = audit_all(rc, match_groups(trials, seats), args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     checks.append(("every match's roster has one seats.csv row per seat, and no more", faults and faults[0]
