@@ -1177,10 +1177,9 @@ class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, ur
         self.origin = origin
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
-        if "%s://%s" % parts[:2] != self.origin:
-            raise Unreadable("%s redirects to %s://%s, another origin: refused"
-                             % (req.full_url, parts.scheme, parts.netloc))
+        origin = "%s://%s" % urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))[:2]
+        if origin != self.origin:
+            raise Unreadable("%s redirects to %s, another origin: refused" % (req.full_url, origin))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
     def http_open(self, req, kind=http.client.HTTPConnection, **tls):
