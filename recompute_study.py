@@ -27,15 +27,15 @@ not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Py
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, csv, hashlib, http.client, importlib.util, io, json, math, operator, re, shutil, socket
-import ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
+import argparse, contextlib, csv, hashlib, http.client, importlib.util, io, json, math, operator, re
+import shutil, socket, ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
 from functools import reduce
-from itertools import repeat
+from itertools import repeat, zip_longest
 from statistics import NormalDist
 
 # --- constants
@@ -144,9 +144,9 @@ def t_quantile(nu, q):
 # --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
-    def __init__(self, trials, seats, reading):
+    def __init__(self, trials, seats, reading, rho):
         first, card, level = trials[0], reading.get("range"), trials[0]["comparison_level"]
-        self.metric, self.rule = first["metric"], first["stopping_rule"] or None
+        self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
         self.seat_score, self.arms = self.metric in SEAT_METRICS, sorted({int(row["arm"]) for row in trials})
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
@@ -184,9 +184,7 @@ class Terms:
 def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
     if not focal_seats or any(seat[metric] == "" for seat in focal_seats): return None
-    total = 0.0
-    for seat in focal_seats:
-        total += float(seat[metric])
+    total = reduce(operator.add, (float(s[metric]) for s in focal_seats), 0.0)  # in order (sum() compensates)
     return math.floor(total / len(focal_seats) * 1000 + 0.5)
 
 def blended_index(seat):
@@ -258,6 +256,7 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     if n < 2: return result
     if terms.rule == "fixed":
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
+        result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     else:                   # the asymptotic confidence sequence (Waudby-Smith et al.)
         rho2 = terms.rho * terms.rho
         log_term = math.log(math.sqrt(n * rho2 + 1) / alpha)
@@ -265,8 +264,6 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     result.interval = interval(result.mean, half, terms.difference_bounds)
     if 2 <= result.maps < n:
         result.map_interval = cluster_interval(diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds)
-    if terms.rule == "fixed":
-        result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
         result.verdict = verdict(terms, result, alpha)
     return result
@@ -402,9 +399,8 @@ def comparison_figures(result, arm, label, ours, page, terms):
         ("n", ours.n, None), ("mean", ours.mean, *near), ("interval", ours.interval, *near),
         ("map interval", ours.map_interval, *near), ("maps", ours.maps, None), ("p", p, 4, 0),
         ("bootstrap", ours.bootstrap, *near)] + [("verdict", ours.verdict, None)] * (withheld is None))
-    for figure in result.figures[start:] if ours.p_how == "bound" else []:
-        if figure["key"]["figure"] == "p":
-            figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
+    for figure in (f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"):
+        figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
         result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
     if withheld is not None:
@@ -433,7 +429,7 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
 
 def value_figures(result, trials, seats, metric):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
-    focal = {}
+    focal, text = {}, lambda units: None if units is None else _units_text(abs(units), 3, units < 0)
     for seat in (seat for seat in seats if seat["focal"] == "true"):
         focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
     for row in (row for row in trials if row["value"]):
@@ -441,10 +437,8 @@ def value_figures(result, trials, seats, metric):
         page_units = exact_units(row["value"], 3)
         result.figure({"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
                       "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
-                      _units_text(abs(page_units), 3, page_units < 0),
-                      None if ours is None else _units_text(abs(ours), 3, ours < 0),
-                      ours == page_units, None if ours is None else ours - page_units,
-                      file="trials.csv", line=row["_line"])
+                      text(page_units), text(ours), ours == page_units,
+                      None if ours is None else ours - page_units, file="trials.csv", line=row["_line"])
 
 def _by_key(reading, part, key, kind):
     """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
@@ -483,9 +477,8 @@ def count_fault(page, files):
 def file_checks(result, study_id, trials, seats, reading, terms):
     """study.md §7 checks 1-25, one (name, the first fault or None) each."""
     match = lambda row: (int(row["trial"]), int(row["arm"]))
-    trial_rows, seated, pair_of = {match(r): r for r in trials}, {match(s) for s in seats}, {}
-    for row in trials:
-        pair_of.setdefault(row["trial"], row["pair"])
+    trial_rows, seated = {match(r): r for r in trials}, {match(s) for s in seats}
+    pair_of = {row["trial"]: row["pair"] for row in reversed(trials)}    # each trial's first row's pair
     rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]
     other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)
     counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
@@ -536,14 +529,12 @@ def file_checks(result, study_id, trials, seats, reading, terms):
         ("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
          first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])),
     ] if terms.bounds is not None else [])
-    for name, fault in checks:
-        result.check(name, fault is None, fault)
+    result.checks += [(name, fault is None, fault) for name, fault in checks]
 
 # --- the whole recompute
 def recompute(study_id, trials, seats, reading, rho):
     """Every figure of the page beside the files' arithmetic, every check, and the trust list."""
-    terms, result, labels, trials_by_trial = Terms(trials, seats, reading), Result(), {}, {}
-    terms.rho = rho
+    terms, result, labels, trials_by_trial = Terms(trials, seats, reading, rho), Result(), {}, {}
     for row in trials:
         labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
@@ -572,7 +563,6 @@ def recompute(study_id, trials, seats, reading, rho):
 
 # --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
 MAX_MATCHES = 1000          # a study plays at most this many matches
-RECORD_KEYS = dict(fitness_index="fitnessIndex", map_coverage="mapCoverage")   # a seat metric's card key
 SEAT_SCORES = "each seat's scores as its match's report published them"     # trusted, unless --matches
 # records.md §2.2-2.3: the columns that name a record, by the part of it that holds them (column:key)
 TIED = {name: [(column, part, key or column) for part, columns in (p.split(": ") for p in spec.split("; "))
@@ -622,8 +612,7 @@ def tie_rows(name, rows, views):
             if part in view and not same_as_record(row[column], record, column):
                 out.append({"file": name, "line": row["_line"], "trial": int(row["trial"]),
                             "arm": int(row["arm"]), "seat": int(row["seat"]) if name == "seats.csv" else None,
-                            "column": column, "value": row[column],
-                            "record": None if record is None else _shown(record),
+                            "column": column, "value": row[column], "record": _shown(record),
                             "source": "report" if part in ("card", "default", "focal") else "archive"})
     return out
 
@@ -642,7 +631,7 @@ def seat_views(archive, reports, seats):
 
 def trial_views(rc, archive, reports, trials, seats_of, metric):
     """Each trials.csv row's parts of the record; on a seat metric, §3's value from the scorecards."""
-    views, key = [], RECORD_KEYS.get(metric, metric)
+    views, key = [], {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
     for row in trials:
         view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
         if metric in SEAT_METRICS and row["value"]:
@@ -700,7 +689,6 @@ def audit_match(rc, mid, trials, seats, metric, source):
 
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
-    groups = match_groups(trials, seats)
     named = Counter(row["match"] for row in trials if row["match"])
     twice = lambda r: "%s is named by %d rows" % (r["match"], named[r["match"]])
     checks = [("every trials.csv row with a value names its match", first_fault(
@@ -708,13 +696,12 @@ def end_to_end(rc, args, study, trials, seats, result):
         lambda r: "trial %s arm %s has a value and names no match" % (r["trial"], r["arm"]))),
         ("no match is named by two trials.csv rows", first_fault("trials.csv", trials,
                                                                  lambda r: named[r["match"]] < 2, twice))]
-    result.matches = audit_all(rc, groups, args, study)
+    result.matches = audit_all(rc, match_groups(trials, seats), args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     checks.append(("every match's roster has one seats.csv row per seat, and no more", faults and faults[0]
                    + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1) or None))
-    for name, fault in checks:
-        result.check(name, fault is None, fault)
+    result.checks += [(name, fault is None, fault) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
 def match_result(rc, mid, rows, args, study):
@@ -761,11 +748,9 @@ TRIALS = {"study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match
 SEATS = {"study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name": "", "model": "",
          "harness": "", "focal": BOOLEAN, "whole_trial": BOOLEAN, "rubric": "", "fitness_index": TENTHS,
          "grade": "", "rank": INTEGER, "status": "", **dict.fromkeys(DIMENSIONS, TENTHS), "turns": INTEGER,
-         "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL, **dict.fromkeys((
-             "rests", "looks", "moves", "gathers", "crafts", "builds", "repairs", "trains", "trades",
-             "attacks", "raids", "messages", "dormancies", "recoveries"), INTEGER),
+         "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL,   # the counts §8 ties:
+         **dict.fromkeys((column for column, part, _ in TIED["seats.csv"] if part == "metrics"), INTEGER),
          "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": ""}
-TRIALS_COLUMNS, SEATS_COLUMNS = tuple(TRIALS), tuple(SEATS)
 CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
@@ -782,17 +767,8 @@ def read_seats(body):
 class Row(tuple):
     """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small."""
     __slots__ = ()
-    places = {}
     def __getitem__(self, column):
         return tuple.__getitem__(self, self.places[column])
-
-def _lines(text):
-    """The text's lines, each with its "\n", one at a time (never a second copy of the whole text)."""
-    start, size = 0, len(text)
-    while start < size:
-        end = text.find("\n", start) + 1 or size
-        yield text[start:end]
-        start = end
 
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
@@ -804,7 +780,8 @@ def read_csv(body, name, forms, key, flags):
     record, rows, shared = [], [], {}     # record: the text of the record the reader is on
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places})
-    reader = csv.reader((record.append(line) or line for line in _lines(text)), strict=True)
+    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))   # each with its "\n", lazily
+    reader = csv.reader((record.append(line) or line for line in lines), strict=True)
     try:
         _check_header(next(reader, None), columns, name, text)
         del record[:]
@@ -898,7 +875,6 @@ def _number_no_double_holds(document):
                 return path
         else:
             stack.pop()
-    return None
 
 def find_reading(profile, study_id):
     studies = profile.get("studies") if isinstance(profile, dict) else None
@@ -1065,16 +1041,15 @@ def _json_figure(f):
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
 def report_json(study_id, address, sources, result, status, against, copy):
-    return json.dumps(dict({
+    return json.dumps({
         "script": SCRIPT, "version": VERSION, "exit": status, "study": study_id, "address": address,
-        "sources": sources,
-        **({"copy": copy} if copy else {}),
+        "sources": sources, **({"copy": copy} if copy else {}),
         "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
         **({} if result.matches is None else {"matches": result.matches, "differences": [
             d for m in result.matches for d in m["differences"]]}),
         "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
-        "trusted": result.trust, "verdict": study_verdict(result)},
-        **({"against": against} if against else {})), indent=1, ensure_ascii=True)
+        "trusted": result.trust, "verdict": study_verdict(result),
+        **({"against": against} if against else {})}, indent=1, ensure_ascii=True)
 
 # ---------------------------------------------------------------- saved copies
 SCRIPT, VERSION = "recompute_study.py", "3.1"
@@ -1111,8 +1086,7 @@ def read_saved(folder, option):
             and isinstance(saved.get("savedAt"), str) and isinstance(saved.get("sha256"), dict)):
         raise Unreadable("%s: not a study --save wrote (%s has no kind study, address, savedAt, sha256)"
                          % (where, SAVED))
-    faults = (_saved_fault(folder, saved, name) for name in sorted(saved["sha256"]))
-    saved["faults"] = [fault for fault in faults if fault]
+    saved["faults"] = list(filter(None, (_saved_fault(folder, saved, n) for n in sorted(saved["sha256"]))))
     return saved
 
 def _saved_fault(folder, saved, name):
@@ -1132,9 +1106,8 @@ def changes_since(old, study_id, bodies):
     changes = []
     for name in FILES.values():
         path = os.path.join(old, name)
-        was = None
-        if os.path.lexists(path):
-            was = read_file(path, old, "--against %s: %s" % (_shown(old), name))
+        was = (read_file(path, old, "--against %s: %s" % (_shown(old), name))
+               if os.path.lexists(path) else None)
         now = bodies.get(name)
         if was == now: continue
         if was is None or now is None:
@@ -1153,8 +1126,7 @@ def _csv_rows(body):
 def _csv_changes(name, was, now, study_id):
     """Each line one side lacks, and each field that differs, named by its line and column."""
     was, now, changes = _csv_rows(was), _csv_rows(now), []
-    for line in range(1, max(len(was), len(now)) + 1):
-        a, b = (rows[line - 1] if line <= len(rows) else None for rows in (was, now))
+    for line, (a, b) in enumerate(zip_longest(was, now), 1):
         if a is None or b is None:
             changes.append((name, "line %d" % line) + tuple("(absent)" if r is None else ",".join(r)
                                                             for r in (a, b)))
@@ -1219,10 +1191,9 @@ class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, ur
         self.origin = origin
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
-        if "%s://%s" % parts[:2] != self.origin:
-            raise Unreadable("%s redirects to %s://%s, another origin: refused"
-                             % (req.full_url, parts.scheme, parts.netloc))
+        origin = "%s://%s" % urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))[:2]
+        if origin != self.origin:
+            raise Unreadable("%s redirects to %s, another origin: refused" % (req.full_url, origin))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
     def http_open(self, req, kind=http.client.HTTPConnection, **tls):
@@ -1242,10 +1213,8 @@ def watch(*address):
 
 def shut_watched():
     for sock in WATCHED:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 def http_get(opener, url, what):
     """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap."""
@@ -1343,9 +1312,8 @@ class Sources:
                 with os.fdopen(handle, "wb") as out:
                     out.write(body)
                 os.replace(temporary, os.path.join(self.args.save, name))
-            except BaseException:
+            finally:
                 if os.path.exists(temporary): os.unlink(temporary)
-                raise
         except OSError as error:
             raise Unreadable("--save %s: cannot save %s there: %s"
                              % (_shown(self.args.save), what, error.strerror or error))
@@ -1443,8 +1411,7 @@ def audit_all(rc, groups, args, study):
     futures = [pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()]
     for i, future in enumerate(futures):
         if tty:
-            sys.stderr.write("\rmatch %d/%d " % (i + 1, len(futures)))
-            sys.stderr.flush()
+            print("\rmatch %d/%d " % (i + 1, len(futures)), end="", file=sys.stderr, flush=True)
         while wait([future], timeout=0.25).not_done:
             pass  # a timed wait: Ctrl-C reaches the main thread between two
         results.append(future.result())
@@ -1729,10 +1696,8 @@ if __name__ == "__main__":
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout.flush()
-        except OSError:
-            pass
         for part in [p for rc in LOADED for p in list(rc.PARTS)]:
             LOADED[0].quietly(os.unlink, part)
         print("interrupted", file=sys.stderr, flush=True)

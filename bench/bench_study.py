@@ -51,7 +51,7 @@ def seat_scores(rng, shift):
 
 def write_study(root, pairs, focal):
     rng = random.Random(SEED)
-    trials, seats = [list(rs.TRIALS_COLUMNS)], [list(rs.SEATS_COLUMNS)]
+    trials, seats = [list(rs.TRIALS)], [list(rs.SEATS)]
     for trial in range(1, pairs + 1):
         map_seed = 1000 + trial % MAPS
         for arm, label in enumerate(ARMS):
@@ -68,13 +68,13 @@ def write_study(root, pairs, focal):
                            "in", "", "" if arm == 0 else "true", "fixed", "0.95", "frontier-12x12",
                            "sha256:00", "2.4", "paired-v3", rs.CANARY])
             for seat_number, (card, (model, is_focal)) in enumerate(zip(cards, roster), 1):
-                row = {c: "" for c in rs.SEATS_COLUMNS}
+                row = {c: "" for c in rs.SEATS}
                 row.update(card)
                 row.update(study=STUDY, trial=trial, arm=arm, seat=seat_number, name="Seat %d" % seat_number,
                            model=model, harness="0.6.12", focal="true" if is_focal else "false",
                            whole_trial="true", rubric="2.4", rank=seat_number, status="active",
                            canary=rs.CANARY)
-                seats.append([row[c] for c in rs.SEATS_COLUMNS])
+                seats.append([row[c] for c in rs.SEATS])
     folder = root / "u" / HANDLE / "studies" / STUDY
     folder.mkdir(parents=True)
     for name, rows in (("trials.csv", trials), ("seats.csv", seats)):

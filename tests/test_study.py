@@ -401,8 +401,8 @@ def test_scorecard_blend_and_grade():
 
 # ---------------------------------------------------------------- hand-worked studies
 
-TRIALS_HEADER = ",".join(rs.TRIALS_COLUMNS)
-SEATS_HEADER = ",".join(rs.SEATS_COLUMNS)
+TRIALS_HEADER = ",".join(rs.TRIALS)
+SEATS_HEADER = ",".join(rs.SEATS)
 STUDY = "s_0a1b2c3d"
 
 
