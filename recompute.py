@@ -1222,8 +1222,7 @@ EPILOG = """example: python3 recompute.py m_aa6f85fab659 --save copies
 A table cell a/b is published/recomputed, shown where the two differ (--all:
 a row per figure). --against OLD wants the match's own folder: OLD/<match id>
 where --save wrote a folder of them.
-environment: DAISHI_BASE the server (as --base); DAISHI_TIMEOUT the seconds a
-request may take (default 30).
+environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take
 exit status: 0 every figure matches and every check agrees; 1 a figure
 differs, a check fails or (--against) the record changed; 2 a record cannot
 be read (or a usage error); 130 interrupted; 141 stdout closed"""

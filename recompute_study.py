@@ -1,16 +1,12 @@
 #!/usr/bin/env python3
-"""Recompute a daishi.ai study page's reading from the study's own files (study.md).
+"""Recompute a daishi.ai study page's reading from the study's own files (study.md). Python 3.9+, stdlib only.
 
     python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, one origin
     python3 recompute_study.py /u/<handle>/studies/<id> --base URL   # the path, from URL (or $DAISHI_BASE)
     python3 recompute_study.py DIR      # a folder --save wrote, read offline
-    --trials, --seats, --page, --recipe FILE  saved copies of trials.csv, seats.csv, the profile JSON
-                    and the recipe JSON, any mix (the address names the study)
-    --save DIR      keep every file read in DIR, with saved.json (address, time, sha256 of each)
-    --against OLD   list what changed since the copy --save wrote in OLD
-    --matches       the study end to end (§8): every trial's match audited by recompute.py, loaded
-                    from this script's own folder, every row tied to its record; --jobs N at a time
-    --all           every figure on its own row    --json   one JSON document
+Options (--help, README): --trials, --seats, --page, --recipe FILE (saved copies of the study's files,
+any mix), --base URL, --save DIR, --against OLD, --matches (the study end to end, §8, by recompute.py
+from this script's own folder) with --jobs N, --all, --json.
 
 In the spec's order: constants; arithmetic and the Student t quantile; the study's terms; §3 each
 trial's value, each seat's index and grade; §4 comparisons; §5 arms and models; §6 how a figure
@@ -20,9 +16,8 @@ sign-flip count, fast. Without --matches the script stands alone and loads nothi
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 --against finds a change; 2 the study cannot be read (still playing, no such study or a run set, no
-reading on the profile, no recipe under the anytime rule, a network failure, a file not of the
-documented form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. A download fails when
-not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a 5xx included. Python 3.9+, stdlib only.
+reading or recipe, a network failure, a file not of its form) or an option cannot be used; 130 Ctrl-C;
+141 stdout closed. A request fails unless whole within 30 s, a retry included (DAISHI_TIMEOUT).
 """
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
@@ -1323,8 +1318,7 @@ EPILOG = """example: python3 recompute_study.py /u/kim/studies/s_eee65f53 --save
   and later, offline: python3 recompute_study.py kim
 A table cell a/b is published/recomputed, shown where the two differ (--all:
 a row per figure). --against OLD wants the folder --save wrote.
-environment: DAISHI_BASE the server (as --base); DAISHI_TIMEOUT the seconds a
-request may take (default 30).
+environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take
 exit status: 0 every figure matches and every check agrees; 1 a figure
 differs, a check fails or --against finds a change; 2 the study cannot be
 read (or a usage error); 130 interrupted; 141 stdout closed"""
@@ -1522,16 +1516,13 @@ def one_line(message, limit=MAX_SHOWN):
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
     return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
-def prepare_streams():
-    """Text a stream cannot encode is written escaped (\\xdc), never an error; a terminal sets the width."""
+def main(argv=None):
     global WIDTH
-    for stream in (sys.stdout, sys.stderr):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stream in (sys.stdout, sys.stderr):     # text a stream cannot encode is written escaped (\\xdc)
         getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
     if sys.stdout.isatty():
         WIDTH = max(60, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
-
-def main(argv=None):
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = argparse.Namespace(json="--json" in (sys.argv[1:] if argv is None else argv))
     try:
         args = parse_arguments(argv)
@@ -1692,7 +1683,6 @@ def _unpack_slots(raw, slot_bytes):
 
 if __name__ == "__main__":
     try:
-        prepare_streams()
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for
