@@ -11,6 +11,7 @@ import sys
 import termios
 
 from conftest import FIXTURES, REPO, run_script
+from loopback import Platform
 
 CLEAN = "m_b0bc344f1eac"
 
@@ -128,8 +129,12 @@ def test_the_study_tables_fit_a_terminal_of_80_columns(tmp_path):
     assert max(len(line) for line in run_script(*argv[:1] + argv[1:], env={"COLUMNS": "80"}).stdout.splitlines()) > 80
 
 
-def test_the_study_script_reads_a_path_from_base_as_recompute_does(fixtures_platform, tmp_path):
-    p = fixtures_platform
+def test_the_study_script_reads_a_path_from_base_as_recompute_does(tmp_path):
+    with Platform(FIXTURES) as p:   # its own: the requests it counts are its own
+        path_from_base(p, tmp_path)
+
+
+def path_from_base(p, tmp_path):
     for argv, env in ((["--base", p.url, KIM], {}), ([KIM], {"DAISHI_BASE": p.url + "/"})):
         del p.requests[:]
         out = run_script("recompute_study.py", *argv, env=env)

@@ -182,4 +182,5 @@ def test_server_refusing_a_rubric_version_is_400(tmp_path):
     with Platform(tmp_path) as platform:
         out = run(platform, "--rubric", "2.2", CLEAN)
     assert out.returncode == 2
-    assert out.stderr.strip().endswith("report (rubric 2.2): 400 refused: unknown rubric version '2.2'")
+    assert out.stderr.strip().endswith("report (rubric 2.2): 400 refused: unknown rubric version '2.2' at "
+                                       "%s/api/matches/%s/report?rubric=2.2" % (platform.url, CLEAN))
