@@ -22,8 +22,8 @@ reading or recipe, a network failure, a file not of its form) or an option canno
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, contextlib, csv, hashlib, http.client, importlib.util, io, json, math, operator, re
-import shutil, socket, ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
+import argparse, contextlib, csv, hashlib, http.client, importlib.util, io, json, math, operator, re, shutil
+import socket, ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -938,9 +938,10 @@ def _figure_tables(figures, values, wrong):
         lines += [""] + _table([kind + "s"] + columns, [
             [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
             for name, cells in rows.items()]) if rows else []
-    lines += ["", "a/b: published a, recomputed b where they differ"] * bool(differ) + [
-        "DIFFERS %s: published %s, recomputed %s%s" % (" ".join(f["label"].rpartition(": ")[::2]),
-        _cell(f["published"]), _cell(f["recomputed"]), _difference(f, ", %+d in the last place")) for f in differ]
+    lines += ["", "a/b: published a, recomputed b where they differ"] * bool(differ)
+    for f in differ:
+        lines.append("DIFFERS %s %s: published %s, recomputed %s%s" % (*f["label"].rpartition(": ")[::2],
+            _cell(f["published"]), _cell(f["recomputed"]), _difference(f, ", %+d in the last place")))
     lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
     lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
               for f in figures if f.get("bound")]
