@@ -1233,10 +1233,10 @@ def sources_for(target, args):
     if STUDY_ADDRESS.match(target) or os.path.isdir(target) and folder_holds(target) == "study":
         raise Unreadable("%s is a study, not a match: audit it end to end with "
                           "recompute_study.py %s --matches" % (text(target), text(target)))
-    if os.path.isdir(target) and args.save:
-        raise Unreadable("%s: --save keeps what is downloaded, and this is a saved copy: copy the "
-                         "folder itself to keep it" % text(target))
     if os.path.isdir(target):
+        if args.save:
+            raise Unreadable("%s: --save keeps what is downloaded, and this is a saved copy: copy the "
+                             "folder itself to keep it" % text(target))
         kind = folder_holds(target)
         if kind is None:
             raise Unreadable("%s: no saved match here (expected export/1.json and report.json, "
