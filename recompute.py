@@ -6,26 +6,35 @@ circular reputation from the event log, derive the five dimensions, rank, Fitnes
 achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
 recomputed one, and check the archive's metrics, ledger and exploration blocks against the events
 (rubric.md, records.md). In order: the rules §1-§8, the scorecard, §12 checks, reading records,
-reporting, saved copies and --against, network and saving, main. A study end to end is
-recompute_study.py ADDRESS --matches, which loads this file and calls: a source, Downloads(base,
-match_id, save_dir, base_named) or SavedCopies(folder); read_match(source, rubric) ->
-(archive, report), rubric None the report's own, and read_report(*source.report(v), seats, v) for
-another; audit(archive, report) -> the result --json prints, print_audit(result, out) its text;
-against(source, folder) -> the changes since an older copy. It reads archive["id", "rounds",
-"planned", "seats", "metrics"] and report["rubric", "cards"][n]["published"].
+reporting, saved copies and --against, network and saving, main. Matches only: a study, end to end
+with each trial's match, is recompute_study.py ADDRESS --matches, which loads this file and calls:
+
+    Downloads(base, match_id, save_dir, base_named, against)  a match from the platform (kept under
+                                      save_dir; with against, its raw pages in .files, for against())
+    SavedCopies(folder)               a match from a folder --save wrote
+    read_match(source, rubric)        (archive, report): every page and the report, checked; rubric
+                                      None is the report's own. read_report(raw, name, seats, rubric)
+                                      reads one more report of the same match (source.report(rubric))
+    audit(archive, report)            the match's figures and checks as data (what --json prints)
+    print_audit(result, out)          that audit as text
+    against(source, folder)           each file and field read now that differs from an older copy
+    archive: id, rounds, planned (config.rounds), seats (per roster seat: id, name, model, reputation,
+    aggression, meter), metrics (per seat: each counter, seen: the keys present); report: rubric,
+    cards (per seat: published, the scorecard's figures by their JSON names).
 
     python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep copies)
     python3 recompute.py DIR                           # re-audit saved copies offline
 Options (README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json.
 Exit status: 0 every figure matches and every check agrees, 1 a figure differs, a check fails or
-the record changed, 2 a record cannot be read, 130 interrupted, 141 stdout closed.
+the record changed, 2 a record cannot be read (the platform busy past the run's waits, stdout full
+included), 130 interrupted, 141 stdout closed.
 Python 3.9 or later, standard library only.
 """
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, gc, hashlib, http.client, json, math, re, shutil, socket, stat, tempfile, threading
-import time, urllib.error, urllib.parse, urllib.request
+import argparse, gc, hashlib, http.client, json, math, re, shutil, socket, ssl, stat, tempfile, threading
+import time, urllib.error, urllib.parse, urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from itertools import accumulate, chain
@@ -40,12 +49,15 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\
 MAX_SHOWN = 300               # characters of a record's or server's text shown, then a marker
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
 EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
-TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a retry included)
-DOWNLOAD_SECONDS = 600        # a whole match's download, every page and the report
+TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a 5xx's retry included)
+DOWNLOAD_SECONDS = 600        # a whole match's download, every page and the report, waits aside
+BUSY_SECONDS = 300            # a run's waits for Retry-After (a 429 or 503), in all
+MOST_RETRY_AFTER = 60         # seconds, one wait: records.md §3's most
+PACE = 0.1                    # seconds between requests once the platform was busy (10 a second, §3)
 MAX_RESPONSE_BYTES = 64 << 20  # one page or report
 MAX_JSON_VALUES = 1000000     # in one page or report (counted as its brackets, braces and commas)
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
-RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a server error, after a pause
+RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a 5xx (or a bare 429), after a pause
 # rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
 ITEM_VALUES = (("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
                ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75))
@@ -366,12 +378,15 @@ def ledger_checks(block, ledger, seats):
 
 # --- reading records
 def parse_json(raw, name):
-    """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field."""
+    """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field: past 16
+    digits (2**53's) an integer reads as inf, as int() of it takes its length squared, unless capped."""
     if len(raw) > MAX_JSON_VALUES and raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
         raise Unreadable("%s: more than %d JSON values: not a record this script reads"
                           % (name, MAX_JSON_VALUES))
+    capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300  # PYTHONINTMAXSTRDIGITS, in force
+    guard = None if capped else lambda text: int(text) if len(text.lstrip("-")) <= 16 else math.inf
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=float)
+        return json.loads(raw.decode("utf-8"), parse_constant=float, parse_int=guard)
     except UnicodeDecodeError:
         raise Unreadable("%s: not UTF-8 text" % name)
     except (ValueError, RecursionError) as err:
@@ -491,6 +506,9 @@ def check_page(page, number, first, name):
     if count != first["pageCount"]:
         raise Unreadable("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
     if page["errata"] != first["errata"]: raise Unreadable("%s: errata differ from page 1's" % name)
+    if not page["events"] and number < count:
+        raise Unreadable("%s: page %d of %d holds no events: only the last may hold none (records.md §1.1)"
+                          % (name, number, count))
     return page
 
 def read_archive(page, name, source):
@@ -1048,17 +1066,21 @@ def print_against(w, old, saved_at, changes):
         w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
 
 # ------------------------------------------------------- network and saving
-# A request has one deadline, a retry included: a timer then shuts its sockets, whatever they wait on.
+# A request has one deadline, a 5xx's retry included: a timer then shuts its sockets, whatever they wait on.
+# A 429's or 503's Retry-After pauses the run (every thread) between requests, outside their deadlines: its
+# pauses add up to at most BUSY_SECONDS, and from the first one its requests come PACE apart.
 PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
 WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
+BUSY = {"lock": threading.Lock(), "next": 0.0, "pace": 0.0, "waited": 0.0}  # the run's turns, every thread's
 
 class Downloads:
-    """Reads a match's export pages and report from the platform."""
+    """Reads a match's export pages and report from the platform (with `against`, each kept in files)."""
     rubric = None
-    def __init__(self, base, match_id, save_dir, base_named="--base"):
+    def __init__(self, base, match_id, save_dir, base_named="--base", against=False):
         self.api, self.match_id = base.rstrip("/") + "/api/matches/" + match_id, match_id
-        self.save_dir, self.saved, self.files = save_dir, {}, {}
+        self.save_dir, self.saved, self.files, self.named = save_dir, {}, {} if against else None, base_named
         self.opener = urllib.request.build_opener(Guarded(urllib.parse.urlsplit(base)[:2], base_named))
+        self.opener.addheaders = [("User-Agent", "recompute.py/" + VERSION), ("Accept-Encoding", "gzip")]
         self.end = time.monotonic() + DOWNLOAD_SECONDS
         copy = os.path.join(save_dir or "", match_id)
         if save_dir is None or not os.path.lexists(copy): return
@@ -1078,10 +1100,11 @@ class Downloads:
                         "report (rubric %s)" % version, ("report", version + ".json"))
     def get(self, url, what, save_as):
         try:
-            raw = self.files["/".join(save_as)] = http_get(self.opener, url, what, self.end)
+            raw = http_get(self.opener, url, what, self.end, self.named)
         except Unreadable as err:
             if getattr(err, "status", None) == 409: self.keep(("playing.json",), err.body)  # still playing
             raise
+        if self.files is not None: self.files["/".join(save_as)] = raw
         self.keep(save_as, raw)
         return raw, what
     def keep(self, save_as, raw):
@@ -1105,7 +1128,7 @@ class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, ur
         self.origin, self.named = origin, named
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if urllib.parse.urlsplit(newurl)[:2] != self.origin:
-            raise Unreadable("%s redirects to %s, another server than %s names"
+            raise Unreadable("%s redirects to %s, another server than the one named by %s"
                               % (req.full_url, newurl, self.named))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
     def http_open(self, req):
@@ -1146,14 +1169,44 @@ def save_copy(directory, parts, body):
         if os.path.exists(temporary): os.unlink(temporary)
 
 def quietly(action, *args):
-    """action(*args), or None when what it acts on is closed or broken already."""
+    """action(*args), or None when what it acts on is closed or broken already (or over its cap)."""
     try:
         return action(*args)
-    except (OSError, http.client.HTTPException):
+    except (OSError, http.client.HTTPException, Unreadable):
         return None
 
-def http_get(opener, url, what, end=math.inf):
-    """GET within one deadline (TIMEOUT_SECONDS, a retry after a server error included) and a size cap."""
+def http_get(opener, url, what, end=math.inf, named="--base"):
+    """The body of a 200 answer, decoded: each request within its deadline and the size cap; a 429 or 503
+    with Retry-After is waited out (outside the deadline, within the run's BUSY_SECONDS) and asked again."""
+    while True:
+        take_turn()
+        try:
+            return request(opener, url, what, end + BUSY["waited"], named)
+        except Unreadable as err:
+            if getattr(err, "wait", None) is None: raise
+            pause(err)
+
+def take_turn():
+    """Wait for this request's turn: past the run's pause, and PACE after the one before once paced."""
+    with BUSY["lock"]:
+        turn = max(BUSY["next"], time.monotonic())
+        BUSY["next"] = turn + BUSY["pace"]
+    time.sleep(max(turn - time.monotonic(), 0))
+
+def pause(err):
+    """The platform asks the run to wait err.wait seconds: every thread holds, within BUSY_SECONDS in all."""
+    with BUSY["lock"]:
+        now = time.monotonic()
+        added = max(now + err.wait - max(BUSY["next"], now), 0)
+        if err.wait > MOST_RETRY_AFTER or BUSY["waited"] + added > BUSY_SECONDS:
+            most = ("the %d s the script waits at once" % MOST_RETRY_AFTER if err.wait > MOST_RETRY_AFTER else
+                    "the %d s a run waits in all (it has waited %d s)" % (BUSY_SECONDS, BUSY["waited"]))
+            raise Unreadable("%s, and asks to wait %d s: past %s; try again later" % (err, err.wait, most))
+        BUSY["waited"] += added
+        BUSY["next"], BUSY["pace"] = max(BUSY["next"], now + err.wait), PACE
+
+def request(opener, url, what, end, named):
+    """One GET within one deadline (TIMEOUT_SECONDS, a retry after a 5xx included), decoded within the cap."""
     deadline, retries = min(time.monotonic() + TIMEOUT_SECONDS, end), 0
     sockets = WATCHED.sockets = []
     timer = threading.Timer(max(deadline - time.monotonic(), 0),
@@ -1164,43 +1217,92 @@ def http_get(opener, url, what, end=math.inf):
         while True:
             try:
                 with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                    return read_capped(response, url, deadline)
+                    return decoded(response, url, deadline, MAX_RESPONSE_BYTES)
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
                 code = err.code if isinstance(err, urllib.error.HTTPError) else None
-                body = quietly(err.read, 65536) or b"" if code else b""  # may carry the platform's reason
-                if (code or 0) >= 500 and retries < RETRIES_ON_5XX and time.monotonic() < deadline:
+                body = code and quietly(decoded, err, url, deadline, 65536) or b""  # the platform's reason
+                wait = retry_after(err) if code in (429, 503) else None
+                again = (code == 429 or (code or 0) >= 500) and not wait and retries < RETRIES_ON_5XX
+                if again and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
-                server, reason = urllib.parse.urlsplit(url).netloc, getattr(err, "reason", err)
                 if time.monotonic() >= deadline:
                     raise Unreadable("%s: %s sent no whole answer within %g s"
-                                      % (what, server, TIMEOUT_SECONDS))
-                cause = failure_text(code, body, reason) if code else "cannot reach %s (%s)" % (
-                    server, getattr(reason, "strerror", None) or reason)
+                                      % (what, server_of(url, named), TIMEOUT_SECONDS))
+                cause = what_failed(err, code, body, url, named)
                 cause += " at %s" % text(url) if code and code != 409 else ""   # which address was wrong
                 error = Unreadable("%s: %s" % (what, cause))
-                error.status, error.body = code, body
+                error.status, error.body, error.wait = code, body, wait
                 raise error
     finally:
         timer.cancel()
         for sock in sockets:
             sock.close()
 
-def read_capped(response, url, deadline):
-    """The whole body, within the size cap and the request's deadline."""
+def retry_after(err):
+    """A 429's or 503's Retry-After in whole seconds (at least 1), or None where it gives none."""
+    value = (err.headers.get("Retry-After") or "").strip()
+    return max(int(value), 1) if re.fullmatch("[0-9]{1,6}", value) else None
+
+def decoded(response, url, deadline, cap):
+    """The whole body, gzip decoded as it arrives: within the cap (on the decoded size) and the deadline."""
+    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding not in ("identity", "gzip", "x-gzip"):
+        raise Unreadable("%s: sent in the %s encoding (Content-Encoding), which this script does not read"
+                          % (url, shown(encoding)))
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
     body, chunk = bytearray(), True
-    while chunk:
-        chunk = response.read1(1 << 16)
-        if time.monotonic() >= deadline:
-            raise Unreadable("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-        body += chunk
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise Unreadable("%s: response larger than %d bytes" % (url, MAX_RESPONSE_BYTES))
+    try:
+        while chunk:
+            chunk = data = response.read1(1 << 16)
+            if time.monotonic() >= deadline:
+                raise Unreadable("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
+            while data:  # decoded at most one byte past the cap, the rest of the chunk kept for the next turn
+                body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
+                data = inflate.unconsumed_tail if inflate else b""
+                if len(body) > cap:
+                    raise Unreadable("%s: response larger than %d bytes%s"
+                                      % (url, cap, " once decompressed" if inflate else ""))
+    except zlib.error as err:
+        raise Unreadable("%s: not a whole gzip stream (%s)" % (url, err))
     if getattr(response, "length", None):
         raise Unreadable("%s: the connection closed %d bytes before the end of the answer"
                           % (url, response.length))
+    if inflate and (not inflate.eof or inflate.unused_data):
+        raise Unreadable("%s: not a whole gzip stream (cut short, or more after its end)" % url)
+    if not inflate and body[:2] == b"\x1f\x8b":
+        raise Unreadable("%s: gzip-compressed, and no Content-Encoding says so: not read" % url)
     return body
+
+def server_of(url, named):
+    """The server a url names and what named it, and the proxy on the way, if any."""
+    proxy = proxy_of(url)
+    through = ", through " + proxy if proxy else ""
+    return "%s (named by %s%s)" % (urllib.parse.urlsplit(url).netloc, named, through)
+
+def proxy_of(url):
+    """The proxy a request for url goes through and the variable that named it, or None."""
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy or urllib.request.proxy_bypass(parts.netloc): return None
+    names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
+    variable = next((name for name in names if os.environ.get(name)), "the system's settings")
+    return "the proxy %s (named by %s)" % (urllib.parse.urlsplit(proxy).netloc or proxy, variable)
+
+def what_failed(err, code, body, url, named):
+    """Why a request failed, naming the culprit: the proxy, the server's certificate, the platform's answer
+    or the server, each with what named it."""
+    reason, proxy = getattr(err, "reason", err), proxy_of(url)
+    if proxy and (code == 407 or code is None and "Tunnel connection failed" in str(reason)):
+        return "%s refuses to pass it on (%s)" % (proxy, "%d %s" % (code, reason) if code else reason)
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return ("the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to its "
+                "certificate; on macOS, run Install Certificates.command (python.org's Python)"
+                % (server_of(url, named), reason.verify_message))
+    if code in (429, 503): return "the platform was busy (%s)" % failure_text(code, body, reason)
+    if code: return failure_text(code, body, reason)
+    return "cannot reach %s (%s)" % (proxy or server_of(url, named), getattr(reason, "strerror", 0) or reason)
 
 def failure_text(code, body, fallback):
     """`409 the match is still playing: <reason>`, saying a thing once."""
@@ -1214,9 +1316,11 @@ def failure_text(code, body, fallback):
     return "%d %s" % (code, reason if meaning.lower() in reason.lower() else meaning + ": " + reason)
 
 # ------------------------------------------------------------------ main
-ADDRESS = re.compile(r"(https?://[^/?#\s]+)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
-                     r"/?(?:[?#]\S*)?\Z")
-STUDY_ADDRESS = re.compile(r"(https?://[^/?#\s]+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?(?:[?#]\S*)?\Z")
+PREFIX = r"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?"  # a mirror's, before /api or /u: no . or .. in it
+ADDRESS = re.compile(r"(https?://[^/?#\s]+%s)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
+                     r"/?(?:[?#]\S*)?\Z" % PREFIX)
+STUDY_ADDRESS = re.compile(r"(https?://[^/?#\s]+%s)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?(?:[?#]\S*)?\Z"
+                           % PREFIX)
 EPILOG = """example: python3 recompute.py m_aa6f85fab659 --save copies
   and later, offline: python3 recompute.py copies
 A table cell a/b is published/recomputed, shown where the two differ (--all:
@@ -1225,7 +1329,7 @@ where --save wrote a folder of them.
 environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take
 exit status: 0 every figure matches and every check agrees; 1 a figure
 differs, a check fails or (--against) the record changed; 2 a record cannot
-be read (or a usage error); 130 interrupted; 141 stdout closed"""
+be read, the platform busy, or a usage error; 130 interrupted; 141 stdout closed"""
 
 def sources_for(target, args):
     """(label, source) per match a target names: a saved folder or a folder of them, a match id or address."""
@@ -1255,7 +1359,7 @@ def sources_for(target, args):
         raise Unreadable("%s: --base names the server for a match id, and an address names its own: "
                          "give one or the other" % text(target))
     base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
-    return [(mid, Downloads(base, mid, args.save, named))]
+    return [(mid, Downloads(base, mid, args.save, named, args.against is not None))]
 
 def not_a_target(target):
     """Why an argument names no match, in the words that fix it."""
@@ -1303,11 +1407,11 @@ def parse_args(argv):
     if not 0 < TIMEOUT_SECONDS < math.inf:
         parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
     env = os.environ.get(BASE_ENV)
-    args.base_named = "--base" if args.base is not None else BASE_ENV if env else "the default"
+    args.base_named = "--base" if args.base is not None else BASE_ENV if env else "default"
     args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
     parts = urllib.parse.urlsplit(args.base)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        parser.error("%s must be an http:// or https:// address, got %s"
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#@]", args.base):
+        parser.error("%s must be an http:// or https:// address, got %s"  # a mirror's path may follow
                      % (args.base_named, shown(args.base)))
     args.matches = [t.strip() for t in args.matches]
     return args
@@ -1319,6 +1423,7 @@ def main(argv=None):
         args = parse_args(argv)
     except Unreadable as err:
         return fail("--json" in argv, "%s (see recompute.py --help)" % err)
+    BUSY.update(next=0.0, pace=0.0, waited=0.0)  # a run's own turns
     gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans it
     try:
         return audit_matches(args)
@@ -1417,6 +1522,7 @@ def prepare_streams():
 
 if __name__ == "__main__":
     try:
+        if sys.stdout is None: raise OSError(0, "it is closed")  # before any work
         prepare_streams()
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
@@ -1426,9 +1532,10 @@ if __name__ == "__main__":
             quietly(os.unlink, part)
         print("interrupted", file=sys.stderr, flush=True)
         os._exit(130)
-    except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(141)
+    except OSError as err:  # stdout closed (`| head`: quietly, 141, as a shell's SIGPIPE) or full: exit 2
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
+        if isinstance(err, BrokenPipeError): sys.exit(141)
+        sys.exit(fail(False, "cannot write the result to stdout (%s)" % (err.strerror or err)))
     except Exception as err:  # a record this script failed to foresee: still one line, still exit 2
         sys.exit(fail(False, "cannot read the record (%s: %s)" % (type(err).__name__, err)))
     sys.exit(status)

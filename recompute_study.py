@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Recompute a daishi.ai study page's reading from the study's own files (study.md). Python 3.9+, stdlib only.
 
-    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, one origin
-    python3 recompute_study.py /u/<handle>/studies/<id> --base URL   # the path, from URL (or $DAISHI_BASE)
+    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, from one server
     python3 recompute_study.py DIR      # a folder --save wrote, read offline
-Options (--help, README): --trials, --seats, --page, --recipe FILE (saved copies of the study's files,
-any mix), --base URL, --save DIR, --against OLD, --matches (the study end to end, §8, by recompute.py
-from this script's own folder) with --jobs N, --all, --json.
+    --trials, --seats, --page, --recipe FILE  saved copies of trials.csv, seats.csv, the profile JSON
+                    and the recipe JSON, any mix (the address names the study)
+    --save DIR      keep every file read in DIR, with saved.json (address, time, sha256 of each)
+    --against OLD   list what changed since the copy --save wrote in OLD
+    --matches       the study end to end (§8): every trial's match audited by recompute.py, loaded
+                    from this script's own folder, every row tied to its record; --jobs N at a time
+    --base URL      the server of an address given as its path, /u/<handle>/studies/<id> ($DAISHI_BASE)
+    --all           every figure on its own row    --json   one JSON document
 
 In the spec's order: constants; arithmetic and the Student t quantile; the study's terms; §3 each
 trial's value, each seat's index and grade; §4 comparisons; §5 arms and models; §6 how a figure
@@ -16,14 +20,16 @@ sign-flip count, fast. Without --matches the script stands alone and loads nothi
 
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 --against finds a change; 2 the study cannot be read (still playing, no such study or a run set, no
-reading or recipe, a network failure, a file not of its form) or an option cannot be used; 130 Ctrl-C;
-141 stdout closed. A request fails unless whole within 30 s, a retry included (DAISHI_TIMEOUT).
+reading on the profile, no recipe under the anytime rule, a network failure or the platform busy, a
+file not of the documented form), an option cannot be used or stdout takes no more; 130 Ctrl-C; 141
+stdout closed. A download fails when not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a
+5xx included, a Retry-After's wait aside. Python 3.9+, stdlib only.
 """
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, contextlib, csv, hashlib, http.client, importlib.util, io, json, math, operator, re, shutil
-import socket, ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request
+import socket, ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request, zlib
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -47,9 +53,9 @@ SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may tak
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # as §6 prints one: 4 + 3 places
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the continued fraction
-TIMEOUT_SECONDS = 30        # one request, whole (a retry included); DAISHI_TIMEOUT sets another
-TIMEOUT_ENV = "DAISHI_TIMEOUT"
+TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a 5xx's retry included)
 DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"   # the server a study's path is read from
+BUSY_SECONDS = 300          # a run's waits for Retry-After (a 429 or 503, at most 60 s each), in all
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_JSON_VALUES = 1000000   # in the profile or recipe (counted as its brackets, braces and commas)
 MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
@@ -704,7 +710,7 @@ def match_result(rc, mid, rows, args, study):
     out = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in rows[0]]}
     try:
         source = (rc.SavedCopies(os.path.join(study.folder, mid)) if study.folder
-                  else rc.Downloads(study.origin, mid, args.save, "the study's address"))
+                  else rc.Downloads(study.origin, mid, args.save, args.named, bool(args.against)))
         if source.match_id not in (None, mid):
             raise Unreadable("the copy in %s is of %s" % (_shown(source.folder), source.match_id))
         source.match_id = mid
@@ -970,6 +976,7 @@ def report_text(header, result, every):
               "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
     lines += [] if result.matches is None else [
         "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
+        "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
         "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
             counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
     lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
@@ -1007,6 +1014,7 @@ def _summary(result):
     return dict(counts, matches=len(result.matches), matchesRecompute=sum(1 for m in result.matches
                 if m["audits"] and not any(a["exit"] for a in m["audits"])),
                 unreadable=[m["match"] for m in result.matches if "error" in m], rows=result.rows,
+                waited=round(BUSY["waited"]),
                 rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows})
 
 def match_lines(matches):
@@ -1159,37 +1167,41 @@ def _json_changes(name, was, now, study_id):
 
 # ---------------------------------------------------------------- the address
 # The whole address, checked before it is split: no userinfo, escape, space or control character anywhere.
-ORIGIN = r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?)"
-STUDY_ADDRESS = re.compile(ORIGIN + r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
+STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?"
+                           r"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or .. in it
+                           r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
 
-def parse_study_address(address, args=None):
-    """(origin, handle, study id, address) of https://host/u/<handle>/studies/<id>, as pasted; with args,
-    a path /u/<handle>/studies/<id> is read from args.base (--base, else $DAISHI_BASE, else daishi.ai)."""
-    address = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
-    if args and address.startswith("/u/"):
-        address = args.base.rstrip("/") + address
-    elif args and args.base_named == "--base":
+def parse_study_address(address, base="https://daishi.ai", named="default"):
+    """(base, handle, study id, address, what named its server) of https://host[/prefix]/u/<handle>/studies/
+    <id>, as pasted, or of its path alone (/u/...) under base, which `named` named."""
+    path = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
+    if named == "--base" and not path.startswith("/u/"):
         raise Usage("--base names the server for a study's path (/u/<handle>/studies/<id>), and %s names "
-                    "its own: give one or the other" % _shown(address))
-    match = STUDY_ADDRESS.fullmatch(address)
+                    "its own: give one or the other" % _shown(path))
+    match = STUDY_ADDRESS.fullmatch(base.rstrip("/") + path if path.startswith("/u/") else path)
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
                          "digits>, its path /u/..., or a folder --save wrote)" % _shown(address))
-    return match.group(1), match.group(3), match.group(4), match.group()
+    named = named if path.startswith("/u/") else "the study's address"
+    return match.group(1), match.group(3), match.group(4), match.group(), named
 
 # ---------------------------------------------------------------- fetching
+# One deadline per request, a 5xx's retry included: a timer then shuts its sockets, whatever they wait on.
 WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
+TOO_LATE = "network failure fetching %s: no whole answer within %g s"
+BUSY = {"lock": threading.Lock(), "next": 0.0, "pace": 0.0, "waited": 0.0}  # recompute.py's too, --matches
 
 class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Redirects within the study's origin only; sockets the deadline shuts whatever they wait on."""
-    def __init__(self, origin):
+    """Redirects within the base's origin only; sockets the deadline shuts whatever they wait on."""
+    def __init__(self, base, named):
         super().__init__(context=ssl.create_default_context())
-        self.origin = origin
+        self.origin, self.named = "%s://%s" % urllib.parse.urlsplit(base)[:2], named
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        origin = "%s://%s" % urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))[:2]
-        if origin != self.origin:
-            raise Unreadable("%s redirects to %s, another origin: refused" % (req.full_url, origin))
+        parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
+        if "%s://%s" % parts[:2] != self.origin:
+            raise Unreadable("%s redirects to %s://%s, another origin than the one named by %s: refused"
+                             % (req.full_url, parts.scheme, parts.netloc, self.named))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
     def http_open(self, req, kind=http.client.HTTPConnection, **tls):
@@ -1213,62 +1225,88 @@ def shut_watched():
             sock.shutdown(socket.SHUT_RDWR)
 
 def http_get(opener, url, what):
-    """The body of a 200 answer within one deadline (a retry after a 5xx included) and the size cap."""
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
-    timer.daemon = True
-    timer.start()
-    try:
-        for attempt in (1, 2):
-            try:
-                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                    return read_capped(response, url, deadline)
-            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
-                code = error.code if isinstance(error, urllib.error.HTTPError) else None
-                why = code and _reason(error, url, deadline)
-                if time.monotonic() >= deadline: raise _too_late(url)
-                if code is None:
-                    raise Unreadable("network failure fetching %s: %s"
-                                     % (url, getattr(error, "reason", error)))
-                if code < 500 or attempt == 2:
-                    raise Unreadable(
-                        "the study is still playing (%s answers 409): %s" % (what, why or "no reason given")
-                        if code == 409 else "%s answers 404: no such %s%s" % (
-                            url, what, ", or a run set (a run set has no files)" * what.endswith(".csv"))
-                        if code == 404 else "%s answers HTTP %d%s" % (url, code, ": " + why if why else ""))
-                time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
-    finally:
-        timer.cancel()
-        while WATCHED:
-            WATCHED.pop().close()
+    """The body of a 200 answer, decoded, within the size cap and one deadline (a 5xx's retry included); a
+    429's or 503's Retry-After waited out, outside it (60 s at most, BUSY_SECONDS a run), and asked again."""
+    while True:
+        deadline = time.monotonic() + TIMEOUT_SECONDS
+        timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
+        timer.daemon = True
+        timer.start()
+        try:
+            for attempt in (1, 2):
+                try:
+                    with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
+                        return read_capped(response, url, deadline, MAX_RESPONSE_BYTES)
+                except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
+                    code = error.code if isinstance(error, urllib.error.HTTPError) else None
+                    after = code in (429, 503) and error.headers.get("Retry-After", "").strip()
+                    wait = max(int(after), 1) if after and re.fullmatch("[0-9]{1,6}", after) else 0
+                    if time.monotonic() >= deadline: raise Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))
+                    if 0 < wait <= min(60, BUSY_SECONDS - BUSY["waited"]): break
+                    if code is None or code < 500 and code != 429 or attempt == 2 or wait:
+                        raise _failure(error, code, url, what, opener.named, deadline)
+                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+        finally:
+            timer.cancel()
+            while WATCHED:
+                WATCHED.pop().close()
+        BUSY["waited"] += wait  # the platform was busy: waited out past the request's deadline, asked anew
+        time.sleep(wait)
 
-def _too_late(url):
-    return Unreadable("network failure fetching %s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-
-def read_capped(response, url, deadline):
-    """The whole body, within the size cap and the request's deadline."""
-    if (response.length or 0) > MAX_RESPONSE_BYTES:
-        raise Unreadable("%s: %d bytes is over the %d-byte cap" % (url, response.length, MAX_RESPONSE_BYTES))
+def read_capped(response, url, deadline, cap):
+    """The whole body, gzip decoded as it arrives, within the cap (on its decoded size) and the deadline."""
+    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding not in ("identity", "gzip", "x-gzip"):
+        raise Unreadable("%s: sent in the %s encoding, which this script does not read"
+                         % (url, _shown_field(encoding)))
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
     body, chunk = bytearray(), True
-    while chunk:
-        chunk = response.read1(1 << 16)
-        if time.monotonic() >= deadline: raise _too_late(url)
-        body += chunk
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise Unreadable("%s: more than the %d-byte cap" % (url, MAX_RESPONSE_BYTES))
-    if response.length:
-        raise Unreadable("network failure fetching %s: the connection closed %d bytes short of the answer"
-                         % (url, response.length))
+    try:
+        while chunk:
+            chunk = data = response.read1(1 << 16)
+            if time.monotonic() >= deadline: raise Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))
+            while data:  # decoded at most one byte past the cap, the rest of the chunk kept for the next turn
+                body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
+                data = inflate.unconsumed_tail if inflate else b""
+                if len(body) > cap: raise Unreadable("%s: more than the %d-byte cap" % (url, cap))
+    except zlib.error as error:
+        raise Unreadable("%s: not a whole gzip stream (%s)" % (url, error))
+    if getattr(response, "length", None) or inflate and (not inflate.eof or inflate.unused_data):
+        raise Unreadable("network failure fetching %s: the answer is cut short" % url)
     return body
 
-def _reason(error, url, deadline):
-    """The platform's reason in an error answer, where its body reads and holds one."""
+def _failure(error, code, url, what, named, deadline):
+    """The error, naming its culprit: the platform's answer (and its reason, where its body holds one), the
+    proxy (and the variable naming it), the server's certificate, or the server (and what named it)."""
+    reason, parts, why = getattr(error, "reason", error), urllib.parse.urlsplit(url), None
     try:
-        body = read_capped(error.fp, url, deadline) if error.fp is not None else b""
-        reason = json.loads(body.decode("utf-8")).get("reason")
+        why = code and json.loads(read_capped(error, url, deadline, 65536).decode("utf-8")).get("reason")
     except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
-        return None
-    return reason if isinstance(reason, str) else None
+        pass
+    if time.monotonic() >= deadline: return Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))  # a slow body
+    why = why if isinstance(why, str) else None
+    if code == 409:
+        return Unreadable("the study is still playing (%s answers 409): %s"
+                          % (what, why or "no reason given"))
+    if code == 404:
+        return Unreadable("%s answers 404: no such %s%s" % (
+            url, what, ", or a run set (a run set has no files)" * what.endswith(".csv")))
+    proxy = not urllib.request.proxy_bypass(parts.netloc) and urllib.request.getproxies().get(parts.scheme)
+    names = [n for n in (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY") if os.environ.get(n)]
+    proxy = proxy and "the proxy %s (named by %s)" % (urllib.parse.urlsplit(proxy).netloc or proxy,
+                                                      names[0] if names else "the system's settings")
+    server = "%s (named by %s%s)" % (parts.netloc, named, ", through " + proxy if proxy else "")
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return Unreadable("%s: the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE"
+                          " to its certificate; on macOS, run Install Certificates.command (python.org's "
+                          "Python)" % (what, server, reason.verify_message))
+    if code is None:  # what did not answer: the proxy where there is one (its tunnel too), else the server
+        return Unreadable("network failure fetching %s: %s: %s"
+                          % (url, proxy or server, getattr(reason, "strerror", 0) or reason))
+    after = code in (429, 503) and error.headers.get("Retry-After")
+    return Unreadable("the platform was busy: " * (code in (429, 503)) + "%s answers HTTP %d%s%s" % (
+        proxy if code == 407 and proxy else url, code, " (Retry-After %s s: past what the script waits, 60 s "
+        "at once, %d s a run)" % (after, BUSY_SECONDS) if after else "", ": " + why if why else ""))
 
 class Sources:
     """Each file from its saved copy, else (unless offline) from the study's origin; kept with --save."""
@@ -1290,8 +1328,9 @@ class Sources:
             raise Unreadable("reading offline, nothing is fetched: the study needs its %s; "
                              "give it with --%s FILE" % (what, option))
         else:
-            opener = urllib.request.build_opener(Guarded(self.origin))
-            opener.addheaders = [("User-Agent", "daishi-recompute-study/1")]
+            opener = urllib.request.build_opener(Guarded(self.origin, self.args.named))
+            opener.addheaders = [("User-Agent", "%s/%s" % (SCRIPT, VERSION)), ("Accept-Encoding", "gzip")]
+            opener.named = self.args.named
             body = http_get(opener, self.origin + path, what)
             self.used[name] = "served " + self.origin + path
         self.bodies[name] = body
@@ -1365,11 +1404,12 @@ def parse_arguments(argv):
         TIMEOUT_SECONDS = -1
     if not 0 < TIMEOUT_SECONDS < math.inf:
         parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
-    args.base_named = "--base" if args.base is not None else BASE_ENV if os.environ.get(BASE_ENV) else None
-    args.base = (args.base if args.base is not None else os.environ.get(BASE_ENV) or DEFAULT_BASE).strip()
-    if not re.fullmatch(ORIGIN, args.base.rstrip("/")):
-        parser.error("%s must be a server's address, http(s)://host[:port], got %s"
-                     % (args.base_named or "the default", _shown(args.base)))
+    env = os.environ.get(BASE_ENV)
+    args.named = "--base" if args.base is not None else BASE_ENV if env else "default"
+    args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
+    if not re.fullmatch(r"https?://[^/?#@\s]+(/[\w.~-]+)*/?", args.base):  # a mirror's path may follow
+        parser.error("%s must be an http:// or https:// address, got %s"
+                     % (args.named, _shown(args.base)))
     return args
 
 def read_study(sources, handle, study_id):
@@ -1394,9 +1434,10 @@ def load_recompute():
     if not os.path.isfile(path):
         raise Usage("--matches audits each match with recompute.py, and there is none beside this script "
                     "in %s: put it there (curl -sO https://daishi.ai/recompute.py)" % os.path.dirname(path))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("recompute", path))
-    module.__spec__.loader.exec_module(module)
-    module.TIMEOUT_SECONDS = TIMEOUT_SECONDS
+    spec = importlib.util.spec_from_file_location("recompute", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.TIMEOUT_SECONDS, module.BUSY_SECONDS, module.BUSY = TIMEOUT_SECONDS, BUSY_SECONDS, BUSY  # one run
     LOADED.append(module)
     return module
 
@@ -1426,8 +1467,8 @@ def run(args):
         raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the folder itself "
                     "to keep it" % _shown(folder))
     saved = read_saved(folder, "") if folder else None
-    origin, handle, study_id, address = (parse_study_address(saved["address"]) if saved
-                                         else parse_study_address(args.address, args))
+    origin, handle, study_id, address, args.named = (parse_study_address(saved["address"]) if saved
+                                                     else parse_study_address(args.address, args.base, args.named))
     old = read_saved(args.against, "--against ") if args.against else None
     old_id = old and parse_study_address(old["address"])[2]
     if old and old_id != study_id:
@@ -1532,7 +1573,7 @@ def main(argv=None):
         message = str(error)
     except Unreadable as error:
         message = "cannot read the study: %s" % error
-    except BrokenPipeError:
+    except OSError:  # stdout's (a closed pipe, a full disk): for the caller
         raise
     except Exception as error:  # a last resort: the checks above should leave nothing here
         message = "cannot read the study: unexpected failure (%s: %s)" % (type(error).__name__, error)
@@ -1684,6 +1725,7 @@ def _unpack_slots(raw, slot_bytes):
 
 if __name__ == "__main__":
     try:
+        if sys.stdout is None: raise OSError(0, "it is closed")  # before any work
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for
@@ -1693,7 +1735,10 @@ if __name__ == "__main__":
             LOADED[0].quietly(os.unlink, part)
         print("interrupted", file=sys.stderr, flush=True)
         os._exit(130)
-    except BrokenPipeError:  # the reader stopped reading (`| head`): quietly, as a shell's SIGPIPE
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(141)
+    except OSError as error:  # stdout closed (`| head`: quietly, 141, as a shell's SIGPIPE) or full: exit 2
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
+        if not isinstance(error, BrokenPipeError):
+            print(one_line("%s: cannot write the result to stdout (%s)" % (SCRIPT, error.strerror or error)),
+                  file=sys.stderr)
+        sys.exit(141 if isinstance(error, BrokenPipeError) else 2)
     sys.exit(status)

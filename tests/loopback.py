@@ -7,10 +7,20 @@ A root folder holds records laid out as the platform serves them
 `u/<handle>/studies/<id>/playing.json`, `u/<handle>/recipes/<rid>.json`).
 Tests may add `faults`: a path (without query) mapped to a function that
 answers the request itself, for broken-network cases.
+
+As the world answers (records.md §3), on request: `prefix` serves every path
+under a mirror's prefix (`/mirror`: `/mirror/api/matches/...`; anything else
+404); `gzip` compresses every answer whose request accepts it; `limit` =
+(requests a second, burst, Retry-After) answers 429 past a token bucket;
+`rate` sends at most that many bytes a second over all connections, as a
+slow link does; `tls` = (certificate file, key file) serves HTTPS.
 """
+import gzip as gzip_module
 import json
 import re
+import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -25,14 +35,19 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def send(self, status, body, ctype="application/json"):
+    def send(self, status, body, ctype="application/json", headers=()):
         if isinstance(body, str):
             body = body.encode("utf-8")
+        compress = self.server.gzip and "gzip" in self.headers.get("Accept-Encoding", "")
+        if compress:
+            body = self.server.compressed(body)
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
+        for key, value in list(headers) + [("Content-Encoding", "gzip")] * compress:
+            self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(body)
+        self.server.throttled(self.wfile, body)
 
     def reason(self, status, text):
         self.send(status, json.dumps({"reason": text}))
@@ -53,7 +68,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.server.requests.append(self.path)
+        self.server.headers.append(self.headers)
         url = urlsplit(self.path)
+        if not url.path.startswith(self.server.prefix + "/"):
+            return self.reason(404, "not found")
+        url = url._replace(path=url.path[len(self.server.prefix):])
+        if self.server.busy():
+            return self.send(429, json.dumps({"reason": "slow down"}), headers=[
+                ("Retry-After", str(self.server.limit[2]))])
         fault = self.server.faults.get(url.path)
         if fault is not None:
             return fault(self)
@@ -91,16 +113,70 @@ class Handler(BaseHTTPRequestHandler):
         self.serve_file(base + "report.json")
 
 
-class Platform:
-    """`with Platform(root, ...) as p:` serves the roots at `p.url`."""
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
 
-    def __init__(self, *roots, faults=None):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.roots = [Path(r) for r in roots]
-        self.httpd.faults = dict(faults or {})
-        self.httpd.requests = []
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+    def __init__(self, roots, faults, prefix, gzip, limit, rate, tls):
+        super().__init__(("127.0.0.1", 0), Handler)
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
+        self.roots, self.faults, self.prefix = [Path(r) for r in roots], dict(faults or {}), prefix.rstrip("/")
+        self.gzip, self.limit, self.rate = gzip, limit, rate
+        self.requests, self.headers, self.refused = [], [], 0
+        self.lock, self.cache = threading.Lock(), {}
+        self.tokens, self.filled, self.link_free = (limit or (0, 0))[1], time.monotonic(), 0.0
+
+    def compressed(self, body):
+        with self.lock:
+            if body not in self.cache:
+                self.cache[body] = gzip_module.compress(body, 6, mtime=0)
+            return self.cache[body]
+
+    def busy(self):
+        """Whether the token bucket is empty (a 429 then), else one token taken."""
+        if self.limit is None:
+            return False
+        with self.lock:
+            now = time.monotonic()
+            self.tokens = min(self.limit[1], self.tokens + (now - self.filled) * self.limit[0])
+            self.filled = now
+            if self.tokens < 1:
+                self.refused += 1
+                return True
+            self.tokens -= 1
+            return False
+
+    def throttled(self, out, body):
+        """Write body; under `rate`, 16 KB at a time, each when the shared link is free for it."""
+        if not self.rate:
+            return out.write(body)
+        for start in range(0, len(body), 16384):
+            piece = body[start:start + 16384]
+            with self.lock:
+                begin = max(self.link_free, time.monotonic())
+                self.link_free = begin + len(piece) / self.rate
+            time.sleep(max(self.link_free - time.monotonic(), 0))
+            out.write(piece)
+
+
+class Platform:
+    """`with Platform(root, ...) as p:` serves the roots at `p.url` (plus `prefix`, when given)."""
+
+    def __init__(self, *roots, faults=None, prefix="", gzip=False, limit=None, rate=None, tls=None):
+        self.httpd = Server(roots, faults, prefix, gzip, limit, rate, tls)
+        self.origin = "http%s://127.0.0.1:%d" % ("s" * bool(tls), self.httpd.server_address[1])
+        self.url = self.origin + self.httpd.prefix
+
+    @property
+    def refused(self):
+        """How many requests the rate limit answered 429."""
+        return self.httpd.refused
+
+    @property
+    def headers(self):
+        return self.httpd.headers
 
     @property
     def requests(self):

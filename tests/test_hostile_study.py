@@ -1465,7 +1465,7 @@ BAD_ADDRESSES = [
     "{o}/u/kim/studies/s_eee65f53//", "{o}/u/kim/studies/s_eee65f53/x?y",
     "http://user@{h}/u/kim/studies/s_eee65f53", "http://user:pw@{h}/u/kim/studies/s_eee65f53",
     "http://@{h}/u/kim/studies/s_eee65f53", "{o}/u/kim/studies/s_eee65f53/trials.csv",
-    "{o}/api/u/kim/studies/s_eee65f53", "{o}//u/kim/studies/s_eee65f53", "{o}/u/kim//studies/s_eee65f53",
+    "{o}/./u/kim/studies/s_eee65f53", "{o}//u/kim/studies/s_eee65f53", "{o}/u/kim//studies/s_eee65f53",
     "{o}/u/kim/studies/s_eee65f53;x", "{o}\\u\\kim\\studies\\s_eee65f53",
     "{o}/u/ki\nm/studies/s_eee65f53",
     "{o}/u/kim/stud\ries/s_eee65f53", "{o}/u/kim/studies/s_eee\t65f53", "\x00{o}/u/kim/studies/s_eee65f53",

@@ -146,11 +146,11 @@ def path_from_base(p, tmp_path):
     assert both.returncode == 2 and both.stderr == (
         "recompute_study.py: --base names the server for a study's path (/u/<handle>/studies/<id>), and %s%s "
         "names its own: give one or the other\n" % (p.url, KIM))
-    bad = run_script("recompute_study.py", KIM, env={"DAISHI_BASE": p.url + "/mirror"})
-    assert bad.returncode == 2 and bad.stderr == (
-        "recompute_study.py: DAISHI_BASE must be a server's address, http(s)://host[:port], got %s/mirror "
-        "(see recompute_study.py --help)\n" % p.url)
-    assert p.requests == []
+    mirror = run_script("recompute_study.py", KIM, env={"DAISHI_BASE": p.url + "/mirror"})  # a prefix is read
+    assert mirror.returncode == 2 and mirror.stderr == (
+        "recompute_study.py: cannot read the study: %s/mirror%s/trials.csv answers 404: no such trials.csv, "
+        "or a run set (a run set has no files)\n" % (p.url, KIM))
+    assert p.requests == ["/mirror" + KIM + "/trials.csv"]
     saved = tmp_path / "kim"
     assert run_script("recompute_study.py", p.url + KIM, "--save", saved).returncode == 0
     again = run_script("recompute_study.py", saved, "--save", tmp_path / "again")
