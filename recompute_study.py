@@ -29,7 +29,8 @@ import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, contextlib, csv, hashlib, http.client, importlib.util, io, json, math, operator, re, shutil
-import socket, ssl, stat, tempfile, textwrap, threading, time, urllib.error, urllib.parse, urllib.request, zlib
+import socket, ssl, stat, tempfile, textwrap, threading, time, zlib
+import urllib.error, urllib.parse, urllib.request
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -1467,8 +1468,8 @@ def run(args):
         raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the folder itself "
                     "to keep it" % _shown(folder))
     saved = read_saved(folder, "") if folder else None
-    origin, handle, study_id, address, args.named = (parse_study_address(saved["address"]) if saved
-                                                     else parse_study_address(args.address, args.base, args.named))
+    given = (saved["address"],) if saved else (args.address, args.base, args.named)
+    origin, handle, study_id, address, args.named = parse_study_address(*given)
     old = read_saved(args.against, "--against ") if args.against else None
     old_id = old and parse_study_address(old["address"])[2]
     if old and old_id != study_id:
