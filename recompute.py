@@ -1,63 +1,52 @@
 #!/usr/bin/env python3
+# /// script
+# requires-python = ">=3.9"
+# dependencies = []
+# ///
 """Recompute a daishi.ai match's published scores from its public record.
 
-For each seat: replay the final wealth, recount the counters, map coverage, trade ledger and
-circular reputation from the event log, derive the five dimensions, rank, Fitness Index, grade and
-achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
-recomputed one, and check the archive's metrics, ledger and exploration blocks against the events
-(rubric.md, records.md). In order: the rules §1-§8, the scorecard, §12 checks, reading records,
-reporting, saved copies and --against, network and saving, main. Matches only: a study, end to end
-with each trial's match, is recompute_study.py ADDRESS --matches, which loads this file and calls:
-
-    Downloads(base, match_id, save_dir, base_named, against)  a match from the platform (kept under
-                                      save_dir; with against, its raw pages in .files, for against())
-    SavedCopies(folder)               a match from a folder --save wrote
-    read_match(source, rubric)        (archive, report): every page and the report, checked; rubric
-                                      None is the report's own. read_report(raw, name, seats, rubric)
-                                      reads one more report of the same match (source.report(rubric))
-    audit(archive, report)            the match's figures and checks as data (what --json prints)
-    print_audit(result, out)          that audit as text
-    against(source, folder)           each file and field read now that differs from an older copy
-    archive: id, rounds, planned (config.rounds), seats (per roster seat: id, name, model, reputation,
-    aggression, meter), metrics (per seat: each counter, seen: the keys present); report: rubric,
-    cards (per seat: published, the scorecard's figures by their JSON names).
-
-    python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep copies)
+    python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep a copy)
     python3 recompute.py DIR                           # re-audit saved copies offline
-Options (README): --base URL, --rubric V, --save DIR, --against OLD, --all, --json.
-Exit status: 0 every figure matches and every check agrees, 1 a figure differs, a check fails or
-the record changed, 2 a record cannot be read (the platform busy past the run's waits, stdout full
-included), 130 interrupted, 141 stdout closed.
-Python 3.9 or later, standard library only.
+
+For each seat: replay the final wealth, recount the counters, map coverage, trade ledger and
+circular reputation from the event log, derive the five dimensions, rank, Fitness Index, grade
+and achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
+recomputed one, and check the archive's metrics, ledger and exploration blocks against the
+events. Options: --base URL, --rubric V, --save DIR, --against OLD, --all, --json (--help).
+Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
+the record changed; 2 a record cannot be read (or the platform was busy, or a usage error); 130
+interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
+
+An audit guide. The data moves one way: gather, read, recompute, report, keep.
+- The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
+  formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
+- The one function that sends requests: Network.get (line 1413), in the shared block: GET only,
+  to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
+  another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
+  Accept-Encoding (gzip).
+- The one function that writes files: keep (line 1810), in the shared block: only under --save, into a new
+  folder beside DIR/<match id>, renamed into place once whole; nothing else writes.
+- The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
+  which loads this file under --matches and calls download, saved_match, read_match,
+  read_report, audit and print_audit.
 """
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, gc, hashlib, http.client, json, math, re, shutil, socket, ssl, stat, tempfile, threading
-import time, urllib.error, urllib.parse, urllib.request, zlib
+import argparse, base64, csv, errno, functools, gc, hashlib, http.client, io, itertools, json, math, re
+import shutil, socket, ssl, stat, tempfile, threading, time, urllib.error, urllib.parse
+import urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from itertools import accumulate, chain
 from operator import eq, itemgetter, le
 
 # --- constants
-VERSION = "3.1"             # this script's, in User-Agent and saved.json
-DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"
+SCRIPT, VERSION, KIND = "recompute.py", "3.1", "match"  # in User-Agent, saved.json, errors
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
-# Escaped in any text shown from a record or server: controls, DEL, bidi marks, line separators.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-MAX_SHOWN = 300               # characters of a record's or server's text shown, then a marker
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
 EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
-TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a 5xx's retry included)
-DOWNLOAD_SECONDS = 600        # a whole match's download, every page and the report, waits aside
-BUSY_SECONDS = 300            # a run's waits for Retry-After (a 429 or 503), in all
-MOST_RETRY_AFTER = 60         # seconds, one wait: records.md §3's most
-PACE = 0.1                    # seconds between requests once the platform was busy (10 a second, §3)
-MAX_RESPONSE_BYTES = 64 << 20  # one page or report
-MAX_JSON_VALUES = 1000000     # in one page or report (counted as its brackets, braces and commas)
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
-RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a 5xx (or a bare 429), after a pause
 # rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
 ITEM_VALUES = (("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
                ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75))
@@ -70,9 +59,6 @@ COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack", "ra
 COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
                       trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
-
-class Unreadable(Exception):
-    """The record cannot be read: one line naming the file and field."""
 
 # --- §1 arithmetic
 def hu(x, places):
@@ -377,21 +363,6 @@ def ledger_checks(block, ledger, seats):
                         ledger["commons"][seat["id"]]) for seat in seats]
 
 # --- reading records
-def parse_json(raw, name):
-    """JSON whose NaN, Infinity and over-long numbers reach the field checks, which name the field: past 16
-    digits (2**53's) an integer reads as inf, as int() of it takes its length squared, unless capped."""
-    if len(raw) > MAX_JSON_VALUES and raw.count(b"[") + raw.count(b"{") + raw.count(b",") > MAX_JSON_VALUES:
-        raise Unreadable("%s: more than %d JSON values: not a record this script reads"
-                          % (name, MAX_JSON_VALUES))
-    capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300  # PYTHONINTMAXSTRDIGITS, in force
-    guard = None if capped else lambda text: int(text) if len(text.lstrip("-")) <= 16 else math.inf
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=float, parse_int=guard)
-    except UnicodeDecodeError:
-        raise Unreadable("%s: not UTF-8 text" % name)
-    except (ValueError, RecursionError) as err:
-        raise Unreadable("%s: not valid JSON (%s)" % (name, err))
-
 def shown(value):
     text = json.dumps(value) if not isinstance(value, float) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -481,7 +452,7 @@ def read_pages(source):
     first = check_page(parse_json(raw, name), 1, None, name)
     yield 1, first, name
     count = first["pageCount"]
-    tell = isinstance(source, Downloads) and count > 1 and sys.stderr.isatty()
+    tell = False
     try:
         for number in range(2, count + 1):
             if tell:  # progress on a terminal only: `\r` rewrites the line, cleared at the end
@@ -713,7 +684,6 @@ PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, rank=0
 COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete", fitnessIndex="index",
                mapCoverage="coverage", indexWealth="idxWealth", indexReputation="idxRep",
                circularReputation="circular", circularEstimated="estimated", **{"wealth replay": "replay"})
-WIDTH = 100  # no printed line is wider; a terminal narrower than this (not under 60) narrows it
 
 def figure_row(match, sid, name, published, recomputed, same):
     d = None
@@ -767,12 +737,6 @@ def audit(archive, report):
                 figuresCompared=len(figures), checksAgree=agree, checksMade=len(checks), trusted=trusted,
                 exit=0 if same == len(figures) and agree == len(checks) else 1)
 
-def one_line(message, limit=MAX_SHOWN):
-    """Text as it may reach a terminal: one line, controls and bidi escaped (\\x1b, \\u202e), cut if long."""
-    message = str(message)
-    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
-    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
-
 def text(value):
     """A value as printed; what a record or server sent is escaped to stay on its line."""
     if value is None or isinstance(value, bool): return {None: "(none)", True: "true", False: "false"}[value]
@@ -783,14 +747,10 @@ def cut(s, width):
     return s if len(s) <= width else s[:width - 3] + "..."
 
 def put(w, line):
-    """One line, escaped, wrapped at WIDTH; a wrapped line ends with ` \\` and goes on indented."""
-    line = one_line(line, len(line))
-    while len(line) > WIDTH:
-        at = line.rfind(" ", 8, WIDTH - 1)
-        at = at if at > 8 else WIDTH - 2
-        w(line[:at].rstrip() + " \\\n")
-        line = "    " + line[at:].lstrip()
-    w(line + "\n")
+    """One line, escaped, wrapped to the terminal; a wrapped line ends with ` \\` and goes on."""
+    for part in wrapped(line, terminal_width()):
+        w(part + "\n")
+
 
 def cell(row):
     if row["same"]: return cut(text(row["recomputed"]), 48)
@@ -805,9 +765,9 @@ def print_table(w, seats):
     cols += [[key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))]
     first, *cols = [[c.ljust(max(map(len, col))) for c in col]
                     for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols]
-    tables = [[first]]
+    tables, width = [[first]], terminal_width()
     for col in cols:
-        if len(tables[-1]) > 1 and sum(2 + len(c[0]) for c in tables[-1] + [col]) - 2 > WIDTH:
+        if len(tables[-1]) > 1 and sum(2 + len(c[0]) for c in tables[-1] + [col]) - 2 > width:
             tables.append([first])
         tables[-1].append(col)
     w("\n")
@@ -887,12 +847,6 @@ def summary(results, failures):
                                                    "checksMade")},
         differ=[r["source"] for r in results if r["exit"]])
 
-def verdict_line(named):
-    """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
-    parts = ["%s: %s" % (word, ", ".join(names[:12]) + " and %d more" % (len(names) - 12) * (len(names) > 12))
-             for word, names in named if names]
-    return "; ".join(parts) or "every figure same, every check agrees"
-
 def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
     prefix = lambda r: text(r["source"]) + " " if batch else ""
@@ -901,7 +855,7 @@ def match_verdict(results, failures, changes, batch):
                      for row in s["figures"] if row["same"] is False]),
         ("FAILS", [prefix(r) + text(c["check"]) for r in results for c in r["checks"] if not c["agrees"]]
          + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]),
-        ("CHANGED", ["%d since the saved copy" % len(changes)] if changes else []),
+        ("CHANGED", ["%d since the saved copy" % changes] if changes else []),
         ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])])
 
 def print_summary(s, failures, out):
@@ -915,323 +869,624 @@ def print_summary(s, failures, out):
     for f in failures:
         put(out.write, "could not be read: %s" % text(f["error"]))
 
-# ------------------------------------------------------- saved copies, --against
-# saved.json, written last by --save of either script, only once every other file is whole:
-# {kind, id, address, savedAt, rubric, script, version, sha256: {file: digest}}
-SAVED_FILE = re.compile(r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json\Z")
+# ------------------------------------------------------------------ gather a match
+# A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
+# under --rubric V), playing.json (the platform's 409 while the match is still playing).
+MATCH_FILE = r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json"
+MAX_COPY_BYTES = 96 << 20  # a match's files in all, as gathered
+ADDRESS = re.compile(
+    r"(https?://[^/?#\s]+(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or ..
+    r"(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z")
+STUDY_ADDRESS = re.compile(r"(https?://\S+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?([?#]\S*)?\Z")
 
-class Altered(Unreadable):
-    """A saved copy whose files are not those its saved.json lists: a failed check (exit 1)."""
 
-def inside(path, folder):
-    """path, where it does not lead out of folder (a link included)."""
-    if os.path.commonpath([os.path.realpath(folder), os.path.realpath(path)]) != os.path.realpath(folder):
-        raise Unreadable("%s: a link leading outside %s: not read" % (path, folder))
-    return path
+class Match:
+    """A match's files as gathered ({"export/1.json": bytes, ...}) and where they came from:
+    `origin`, the platform's address of the match or the folder of a saved copy; `about`, the
+    copy's saved.json (None when downloaded, or saved without one)."""
 
-def read_file(path, folder):
-    """A regular file inside `folder` (no FIFO, device or folder; no link leading out), within the cap."""
-    try:
-        inside(path, folder)
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
-    except OSError as err:
-        raise Unreadable("%s: cannot read (%s)" % (path, err.strerror or err))
-    with os.fdopen(handle, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise Unreadable("%s: not a regular file: not read" % path)
-        raw = f.read(MAX_RESPONSE_BYTES + 1)
-    if len(raw) > MAX_RESPONSE_BYTES:
-        raise Unreadable("%s: larger than %d bytes" % (path, MAX_RESPONSE_BYTES))
-    return raw
+    def __init__(self, match_id, files, origin, about=None, folder=None):
+        self.match_id, self.files, self.origin = match_id, files, origin
+        self.about, self.folder = about, folder
 
-class SavedCopies:
-    """A folder --save wrote. With saved.json, every file read is one it lists, the very file saved (its
-    sha256, all checked first); without, the copy is read as it is, and said to be unverified."""
-    def __init__(self, folder):
-        self.folder, self.files, self.listed, self.faults = folder, {}, None, []
-        self.match_id = self.rubric = self.saved_at = self.address = None
-        if not os.path.lexists(os.path.join(folder, "saved.json")): return
-        raw, name = self.read(("saved.json",))
-        about = checked(parse_json(raw, name), "object", name)
-        if about.get("kind") != "match":
-            raise Unreadable("%s.kind: %s, not a saved match" % (name, shown(about.get("kind"))))
-        self.saved_at, self.address, self.match_id = (text(checked(field(about, key, name), "text",
-            "%s.%s" % (name, key))) for key in ("savedAt", "address", "id"))
-        self.rubric = field(about, "rubric", name)
-        if self.rubric is not None and self.rubric not in RUBRICS or not MATCH_ID.match(self.match_id):
-            raise Unreadable("%s: rubric %s or id %s is not of its form" % (name, shown(self.rubric),
-                                                                          shown(self.match_id)))
-        self.listed = checked(field(about, "sha256", name), "object", name + ".sha256")
-        self.faults = [fault for rel in sorted(self.listed) for fault in [self.fault(rel)] if fault]
-    def fault(self, rel):
-        """Why a file saved.json lists is not the one saved, or None."""
-        if not SAVED_FILE.match(rel): return "saved.json lists %s, not a file of a saved match" % shown(rel)
-        if not os.path.lexists(os.path.join(self.folder, *rel.split("/"))):
-            return "%s: missing from the copy saved %s (saved.json lists it)" % (rel, self.saved_at)
-        try:
-            raw = read_file(os.path.join(self.folder, *rel.split("/")), self.folder)
-        except Unreadable as err:
-            return "%s: not the file saved %s (%s)" % (rel, self.saved_at, str(err).rpartition(": ")[2])
-        if hashlib.sha256(raw).hexdigest() != self.listed[rel]:
-            return "%s: not the file saved %s (sha256 differs)" % (rel, self.saved_at)
     def page(self, number):
-        if self.faults: raise Altered("; ".join(self.faults))
-        if number == 1 and os.path.lexists(os.path.join(self.folder, "playing.json")):
-            raw, name = self.read(("playing.json",))
+        """(raw, the name an error gives it) of export page `number`."""
+        if number == 1 and "playing.json" in self.files:
+            raw, name = self.file("playing.json", "export page 1")
             raise Unreadable("%s: %s" % (name, failure_text(409, raw, "")))
-        parts = ("export", "%d.json" % number)
-        if self.listed is None and number > 1 and not os.path.lexists(os.path.join(self.folder, *parts)):
+        name = "export/%d.json" % number
+        if self.folder and self.about is None and name not in self.files:
             count = parse_json(self.files["export/1.json"], "export/1.json").get("pageCount")
             raise Unreadable("incomplete copy (no saved.json): pages 1-%d of %s present, not %s"
-                              % (number - 1, count, "/".join(parts)))
-        return self.read(parts)
+                             % (number - 1, count, name))
+        return self.file(name, "export page %d" % number)
+
     def report(self, version):
-        parts = ("report.json",) if version is None else ("report", version + ".json")
-        if self.listed is None and not os.path.lexists(os.path.join(self.folder, *parts)):
-            raise Unreadable("incomplete copy (no saved.json): every page present, no %s" % "/".join(parts))
-        return self.read(parts)
-    def read(self, parts):
-        path, rel = os.path.join(self.folder, *parts), "/".join(parts)
-        if self.listed is not None and rel not in self.listed:
-            raise Unreadable("%s: not in this copy (saved.json lists no such file)" % path)
-        raw = self.files[rel] = read_file(path, self.folder)
-        return raw, path
-    def about(self):
-        """The line that names the copy before its audit."""
-        if self.listed is None: return "a copy with no saved.json: not verified against what was saved"
-        return "saved copy of %s from %s, saved %s, every file verified" % (self.match_id, self.address,
-                                                                            self.saved_at)
+        return self.file(*report_file(version))
+
+    def file(self, name, what):
+        if self.folder is None:
+            return self.files[name], what
+        path = os.path.join(self.folder, *name.split("/"))
+        if name in self.files:
+            return self.files[name], path
+        if self.about is None:
+            raise Unreadable("incomplete copy (no saved.json): every page present, no %s" % name)
+        raise Unreadable("%s: not in this copy (saved.json lists no such file)" % path)
+
+    def line(self):
+        """The line that names a saved copy before its audit."""
+        if self.about is None:
+            return "a copy with no saved.json: not verified against what was saved"
+        return "saved copy of %s from %s, saved %s, every file verified" % (
+            self.match_id, one_line(self.about["address"]), one_line(self.about["savedAt"]))
+
+
+def download(net, base, named, match_id, rubrics=(None,), tell=True):
+    """Gather a match from the platform: export page 1, every page it announces, and the report
+    under each of `rubrics` (None: its own); a match still playing, as the platform's 409
+    (playing.json)."""
+    api, files, size = base + "/api/matches/" + match_id, {}, 0
+    try:
+        files["export/1.json"] = net.get(api + "/export?page=1", "export page 1", named)
+    except Unreadable as err:
+        if getattr(err, "status", None) != 409:
+            raise
+        return Match(match_id, {"playing.json": err.body}, api)
+    count = pages_announced(files["export/1.json"])
+    if count is None:  # page 1 is not one the reader takes: it says why, and nothing more is asked
+        return Match(match_id, files, api)
+    for number in range(2, count + 1):
+        if tell:
+            progress("%s: page %d/%d" % (match_id, number, count))
+        raw = files["export/%d.json" % number] = net.get(
+            api + "/export?page=%d" % number, "export page %d" % number, named)
+        size += len(raw)
+        if size > MAX_COPY_BYTES:
+            raise Unreadable("%s: more than %d bytes in all: not a record this script reads"
+                             % (api, MAX_COPY_BYTES))
+    if tell:
+        progress("")
+    for rubric in rubrics:
+        name, what = report_file(rubric)
+        query = "" if rubric is None else "?rubric=" + rubric  # one of RUBRICS: nothing to quote
+        files[name] = net.get(api + "/report" + query, what, named)
+    return Match(match_id, files, api)
+
+
+def report_file(version):
+    """The report's file name under a rubric version (None: its own), and its name in an error."""
+    if version is None:
+        return "report.json", "report"
+    return "report/%s.json" % version, "report (rubric %s)" % version
+
+
+def pages_announced(raw):
+    """The pages page 1 announces, or None where page 1 is not one the reader takes (as
+    check_page reads it): then reading says what is wrong with it."""
+    try:
+        return check_page(parse_json(raw, "export page 1"), 1, None, "export page 1")["pageCount"]
+    except Unreadable:
+        return None
+
+
+def saved_match(folder, rubric=None):
+    """Gather a match from a folder --save wrote: every file its saved.json lists, each checked
+    against its sha256 (Altered where one is not as saved); without saved.json, the pages and
+    the report (under `rubric`) there, said to be unverified."""
+    about, files = read_copy(folder, "match", MATCH_FILE)
+    if about is not None and not MATCH_ID.match(about["id"]) or (about or {}).get("rubric") not in (
+            None, *RUBRICS):
+        raise Unreadable("%s: id %s or rubric %s is not of its form" % (
+            os.path.join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric"))))
+    pages = os.path.join(folder, "export")
+    names = ["export/" + n for n in sorted(os.listdir(pages))] if os.path.isdir(pages) else []
+    for name in names + [report_file(rubric)[0], "playing.json"] if about is None else ():
+        path = os.path.join(folder, *name.split("/"))
+        if re.fullmatch(MATCH_FILE, name) and os.path.lexists(path):
+            files[name] = read_file(path, folder)
+    return Match(about and about["id"], files, folder, about, folder)
+
 
 def folder_holds(path):
-    """What a folder holds: "match", "matches" (folders of them), "study" (recompute_study.py's), or None."""
+    """What a folder holds: "match", "matches" (folders of them), "study", or None."""
     try:
         names = set(os.listdir(path))
     except OSError as err:
         raise Unreadable("%s: cannot read the folder (%s)" % (path, err.strerror or err))
-    if names & {"export", "report.json", "report", "playing.json"}: return "match"
-    if names & {"trials.csv", "seats.csv"}: return "study"
-    if "saved.json" in names: return "match"   # a copy cut short: read, to say so
+    if names & {"export", "report.json", "report", "playing.json"}:
+        return "match"
+    if names & {"trials.csv", "seats.csv"}:
+        return "study"
+    if SAVED in names:
+        return "match"  # a copy cut short: read, to say so
     return "matches" if [n for n in names if MATCH_ID.match(n)] else None
 
-ABSENT = object()
 
-def change(file, where, was, now):
-    """One change --against lists, in the one shape of both scripts: a side that lacks it is "(absent)"."""
-    return {"file": file, "where": where, "was": "(absent)" if was is ABSENT else was,
-            "now": "(absent)" if now is ABSENT else now}
+# ------------------------------------------------------------------ --against
 
-def json_changes(old, new, path=""):
-    if isinstance(old, dict) and isinstance(new, dict):
-        out = []
-        for k in list(old) + [k for k in new if k not in old]:
-            p = "%s.%s" % (path, k) if re.match(r"[A-Za-z_]\w*\Z", k) else "%s[%s]" % (path, json.dumps(k))
-            out += json_changes(old.get(k, ABSENT), new.get(k, ABSENT), p.lstrip("."))
-        return out
-    if isinstance(old, list) and isinstance(new, list):
-        return [c for i in range(max(len(old), len(new))) for c in json_changes(
-            old[i] if i < len(old) else ABSENT, new[i] if i < len(new) else ABSENT, "%s[%d]" % (path, i))]
-    return [] if type(old) is type(new) and repr(old) == repr(new) else [(path, old, new)]
 
-def against(source, old):
-    """Every file and field read now that differs from the earlier copy in `old` (and its other pages);
-    a file of the copy that is not as saved is a failed check (Altered), and nothing is compared."""
-    copy = SavedCopies(old)
-    if copy.listed is None:  # nothing to check its files by: not evidence of what was served
-        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % old)
-    if copy.faults: raise Altered("--against %s: %s" % (old, "; ".join(copy.faults)))
-    changes = []
-    for rel in sorted(set(source.files) - {"saved.json"} | set(copy.listed)):
-        before = read_file(os.path.join(old, *rel.split("/")), old) if rel in copy.listed else ABSENT
-        now = source.files.get(rel, ABSENT)
-        if before is ABSENT or now is ABSENT:  # a file on one side only: named, its content not carried
-            sides = [side if side is ABSENT else "(the file)" for side in (before, now)]
-            changes.append(change(rel, "", *sides))
-            continue
-        try:
-            found = json_changes(*[x if x is ABSENT else parse_json(x, rel) for x in (before, now)])
-        except Unreadable:
-            found = [] if before == now else [("(not JSON)", "(bytes)", "(other bytes)")]
-        changes += [change(rel, p, a, b) for p, a, b in found]
-    return changes
+# ------------------------------------------------------------------ main
+EPILOG = """example: python3 recompute.py m_aa6f85fab659 --save copies
+  and later, offline: python3 recompute.py copies
+A table cell a/b is published/recomputed, shown where the two differ (--all:
+a row per figure). --against OLD wants the match's own folder: OLD/<match id>
+where --save wrote a folder of them.
+environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may
+take (30); DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
+exit status: 0 every figure matches and every check agrees; 1 a figure
+differs, a check fails or (--against) the record changed; 2 a record cannot
+be read, the platform busy, or a usage error; 130 interrupted; 141 stdout closed"""
 
-def print_against(w, old, saved_at, changes):
-    saved_at = saved_at or "an unknown time (no saved.json)"
-    if not changes: return put(w, "unchanged since %s (%s)" % (saved_at, text(old)))
-    put(w, "CHANGED since %s (%s): %d change%s" % (saved_at, text(old), len(changes),
-                                                    "" if len(changes) == 1 else "s"))
-    for c in changes[:40]:
-        sides = [side if side == "(absent)" else cut(shown(side), 40) for side in (c["was"], c["now"])]
-        put(w, "  %s %s: %s -> %s" % (c["file"], text(c["where"] or "(the file)"), *sides))
-    if len(changes) > 40:
-        w("  ... and %d more changes (all of them under --json)\n" % (len(changes) - 40))
 
-# ------------------------------------------------------- network and saving
-# A request has one deadline, a 5xx's retry included: a timer then shuts its sockets, whatever they wait on.
-# A 429's or 503's Retry-After pauses the run (every thread) between requests, outside their deadlines: its
-# pauses add up to at most BUSY_SECONDS, and from the first one its requests come PACE apart.
-PARTS = set()  # temporary files being written: removed on Ctrl-C, whichever thread writes them
-WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
-BUSY = {"lock": threading.Lock(), "next": 0.0, "pace": 0.0, "waited": 0.0}  # the run's turns, every thread's
+def parse_args(argv):
+    parser = Parser("recompute.py", epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter,
+                    description="Recompute a daishi.ai match's published scores from its "
+                    "public record.")
+    parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex "
+                        "digits), a match address (https://daishi.ai/matches/m_...), or a folder "
+                        "of saved copies")
+    parser.add_argument("--base", help="server to download from (default %s, or $DAISHI_BASE)"
+                        % DEFAULT_BASE)
+    parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this version")
+    parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<id>/")
+    parser.add_argument("--against", metavar="OLD",
+                        help="compare what is read with a copy saved earlier")
+    parser.add_argument("--all", action="store_true", help="every figure on its own row")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    args = parser.parse_args(argv)
+    args.base, args.named = server(args.base)
+    args.matches = [t.strip() for t in args.matches]
+    return args
 
-class Downloads:
-    """Reads a match's export pages and report from the platform (with `against`, each kept in files)."""
-    rubric = None
-    def __init__(self, base, match_id, save_dir, base_named="--base", against=False):
-        self.api, self.match_id = base.rstrip("/") + "/api/matches/" + match_id, match_id
-        self.save_dir, self.saved, self.files, self.named = save_dir, {}, {} if against else None, base_named
-        self.opener = urllib.request.build_opener(Guarded(urllib.parse.urlsplit(base)[:2], base_named))
-        self.opener.addheaders = [("User-Agent", "recompute.py/" + VERSION), ("Accept-Encoding", "gzip")]
-        self.end = time.monotonic() + DOWNLOAD_SECONDS
-        copy = os.path.join(save_dir or "", match_id)
-        if save_dir is None or not os.path.lexists(copy): return
-        links = [n for root, dirs, files in os.walk(copy) for n in dirs + files
-                 if os.path.islink(os.path.join(root, n))]
-        if os.path.lexists(os.path.join(copy, "saved.json")) or os.path.islink(copy) or links:
-            raise Unreadable("--save: %s already holds a copy of %s; name another DIR or move it aside"
-                              % (copy, match_id))
-        sys.stderr.write(one_line("recompute.py: replacing the incomplete copy in %s (it has no saved.json)"
-                                  % copy) + "\n")
-    def page(self, number):
-        return self.get(self.api + "/export?page=%d" % number, "export page %d" % number,
-                        ("export", "%d.json" % number))
-    def report(self, version):
-        if version is None: return self.get(self.api + "/report", "report", ("report.json",))
-        return self.get(self.api + "/report?rubric=" + urllib.parse.quote(version, safe=""),
-                        "report (rubric %s)" % version, ("report", version + ".json"))
-    def get(self, url, what, save_as):
-        try:
-            raw = http_get(self.opener, url, what, self.end, self.named)
-        except Unreadable as err:
-            if getattr(err, "status", None) == 409: self.keep(("playing.json",), err.body)  # still playing
-            raise
-        if self.files is not None: self.files["/".join(save_as)] = raw
-        self.keep(save_as, raw)
-        return raw, what
-    def keep(self, save_as, raw):
-        if self.save_dir is None: return
-        try:  # every name here is the script's own: the match id was checked, save_as is fixed
-            save_copy(self.save_dir, (self.match_id,) + save_as, raw)
-        except OSError as err:
-            raise Unreadable("--save: cannot write %s under %s (%s)"
-                              % ("/".join(save_as), self.save_dir, err.strerror or err))
-        self.saved["/".join(save_as)] = hashlib.sha256(raw).hexdigest()
-    def write_saved(self, rubric):
-        """saved.json, last: the copy is whole."""
-        about = {"kind": "match", "id": self.match_id, "address": self.api, "savedAt": utc_now(),
-                 "rubric": rubric, "script": "recompute.py", "version": VERSION, "sha256": self.saved}
-        self.keep(("saved.json",), json.dumps(about, indent=1).encode("ascii"))
 
-class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Redirects within the server the user named only; each socket copied for the deadline to shut."""
-    def __init__(self, origin, named):
-        super().__init__()
-        self.origin, self.named = origin, named
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if urllib.parse.urlsplit(newurl)[:2] != self.origin:
-            raise Unreadable("%s redirects to %s, another server than the one named by %s"
-                              % (req.full_url, newurl, self.named))
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-    def http_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPConnection), req)
-    def https_open(self, req):
-        return self.do_open(self.watched(http.client.HTTPSConnection), req, context=self._context)
-    @staticmethod
-    def watched(kind):
-        """A connection class whose sockets are each copied into WATCHED.sockets, for the deadline to shut."""
-        def connection(host, **options):
-            conn = kind(host, **options)
-            conn._create_connection = lambda *a: watch(socket.create_connection(*a))
-            return conn
-        def watch(sock):
-            WATCHED.sockets.append(sock.dup())
-            return sock
-        return connection
-
-def utc_now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-def save_copy(directory, parts, body):
-    """DIR/parts..., each folder made here and never a symbolic link, the file written whole, then renamed."""
-    os.makedirs(directory, exist_ok=True)
-    for part in parts[:-1]:
-        directory = os.path.join(directory, part)
-        if not os.path.lexists(directory): os.mkdir(directory)
-        if os.path.islink(directory) or not os.path.isdir(directory):
-            raise OSError("%s is a symbolic link or not a folder: not written through" % directory)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".part-")
-    PARTS.add(temporary)
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(body)
-        os.replace(temporary, os.path.join(directory, parts[-1]))
+        args = parse_args(argv)
+        net = network()
+        old = against_copy(args)
+    except Unreadable as err:
+        return fail(str(err), "--json" in argv, 1 if isinstance(err, Altered) else 2)
+    gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans
+    try:
+        return audit_matches(args, net, old)
     finally:
-        PARTS.discard(temporary)
-        if os.path.exists(temporary): os.unlink(temporary)
+        gc.enable()
 
-def quietly(action, *args):
-    """action(*args), or None when what it acts on is closed or broken already (or over its cap)."""
-    try:
-        return action(*args)
-    except (OSError, http.client.HTTPException, Unreadable):
+
+def against_copy(args):
+    """--against OLD: the copy it names, whole and verified, of a like kind, or refused."""
+    if args.against is None:
         return None
+    if not os.path.isdir(args.against) or folder_holds(args.against) != "match":
+        raise Usage("--against compares one match with one saved copy (a folder holding export/ "
+                    "and report.json): %s" % text(args.against))
+    if not os.path.lexists(os.path.join(args.against, SAVED)):  # nothing to check its files by
+        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % args.against)
+    try:
+        old = saved_match(args.against)
+    except Altered as err:
+        raise Altered("--against %s: %s" % (args.against, err))
+    except Unreadable as err:
+        raise Unreadable("--against: %s" % err)
+    if args.rubric not in (None, old.about["rubric"]):
+        raise Usage("--against %s holds the report under %s: compare like with like, with "
+                    "--rubric %s or none" % (args.against, old.about["rubric"] or "its own rubric",
+                                             old.about["rubric"] or "left out"))
+    args.rubric = old.about["rubric"]
+    return old
 
-def http_get(opener, url, what, end=math.inf, named="--base"):
-    """The body of a 200 answer, decoded: each request within its deadline and the size cap; a 429 or 503
-    with Retry-After is waited out (outside the deadline, within the run's BUSY_SECONDS) and asked again."""
-    while True:
-        take_turn()
+
+def audit_matches(args, net, old):
+    """Each match the arguments name; with --against, the one match against its saved copy."""
+    results, failures, sources = [], [], []
+    for target in args.matches:
         try:
-            return request(opener, url, what, end + BUSY["waited"], named)
+            sources += sources_for(target, args, net)
         except Unreadable as err:
-            if getattr(err, "wait", None) is None: raise
-            pause(err)
+            failures.append(failure(target, err))
+    batch = len(sources) + len(failures) > 1
+    if old is not None and batch:
+        return fail("--against compares one match with one saved copy: %s" % " ".join(
+            text(t) for t in args.matches), args.json)
+    count, changes = 0, []
+    for label, gather, _ in once(sources):
+        try:
+            match = gather()
+            try:
+                result = audit_one(label, match, args)
+            finally:
+                kept = save(args, match)
+            if kept:
+                result["kept"] = kept
+            if old is not None and old.match_id != result["matchId"]:
+                return fail("--against: %s is a copy of %s, not of %s" % (
+                    args.against, old.match_id, result["matchId"]), args.json)
+            if old is not None:
+                count, changes = copy_changes(old.files, match.files)
+                result["exit"] = max(result["exit"], 1 if count else 0)
+        except Unreadable as err:
+            failures.append(failure(label, err))
+            continue
+        results.append(result)
+    for f in failures:
+        say("recompute.py: " + f["error"])
+    status = max([r["exit"] for r in results] + [f["exit"] for f in failures])
+    if args.json and not results and len(failures) == 1:  # the error, said above, as a document
+        line = one_line("recompute.py: " + failures[0]["error"])
+        print_json({"script": SCRIPT, "version": VERSION, "exit": status, "error": line})
+        return status
+    print_matches(args, results, failures, status, batch, old, (count, changes))
+    return status
 
-def take_turn():
-    """Wait for this request's turn: past the run's pause, and PACE after the one before once paced."""
-    with BUSY["lock"]:
-        turn = max(BUSY["next"], time.monotonic())
-        BUSY["next"] = turn + BUSY["pace"]
-    time.sleep(max(turn - time.monotonic(), 0))
 
-def pause(err):
-    """The platform asks the run to wait err.wait seconds: every thread holds, within BUSY_SECONDS in all."""
-    with BUSY["lock"]:
-        now = time.monotonic()
-        added = max(now + err.wait - max(BUSY["next"], now), 0)
-        if err.wait > MOST_RETRY_AFTER or BUSY["waited"] + added > BUSY_SECONDS:
-            most = ("the %d s the script waits at once" % MOST_RETRY_AFTER if err.wait > MOST_RETRY_AFTER else
-                    "the %d s a run waits in all (it has waited %d s)" % (BUSY_SECONDS, BUSY["waited"]))
-            raise Unreadable("%s, and asks to wait %d s: past %s; try again later" % (err, err.wait, most))
-        BUSY["waited"] += added
-        BUSY["next"], BUSY["pace"] = max(BUSY["next"], now + err.wait), PACE
+def audit_one(label, match, args):
+    """One match's audit as data, under --rubric, else the rubric its copy was saved under."""
+    rubric = args.rubric or (match.about or {}).get("rubric")
+    result = dict(audit(*read_match(match, rubric)), source=label)
+    if match.folder:
+        result["copy"] = match.line()
+    return result
 
-def request(opener, url, what, end, named):
-    """One GET within one deadline (TIMEOUT_SECONDS, a retry after a 5xx included), decoded within the cap."""
-    deadline, retries = min(time.monotonic() + TIMEOUT_SECONDS, end), 0
+
+def save(args, match):
+    """--save: a downloaded match kept whole in DIR/<id>/, saved.json last."""
+    if not args.save or match is None or match.folder:
+        return
+    folder = os.path.join(args.save, match.match_id)
+    about = {"kind": "match", "id": match.match_id, "address": match.origin,
+             "rubric": args.rubric}
+    keep(new_copy(folder), match.files, about, folder)
+    return folder
+
+
+def sources_for(target, args, net):
+    """(label, how to gather it, its key) per match a target names: a saved folder or a folder
+    of them, a match id or address."""
+    address, is_folder = ADDRESS.match(target), os.path.isdir(target)
+    if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
+        raise Usage("%s is a study, not a match: audit it end to end with "
+                    "recompute_study.py %s --matches" % (text(target), text(target)))
+    if is_folder and MATCH_ID.match(target):
+        raise Usage("%s names both a match and a folder here: give ./%s for the folder, or "
+                    "move it" % (target, target))
+    if is_folder:
+        return saved_folders(target, args)
+    if not address and not MATCH_ID.match(target):
+        raise Unreadable(not_a_target(target))
+    query = re.search(r"[?&]rubric=([^&#]*)", target)
+    if address and query:
+        raise Usage("%s: an address's ?rubric= is not read: give --rubric %s"
+                    % (text(target), text(query.group(1))))
+    if address and args.named == "--base":
+        raise Usage("%s: --base names the server for a match id, and an address names its own: "
+                    "give one or the other" % text(target))
+    base, mid, named = (*address.groups(), "the address") if address else (
+        args.base, target, args.named)
+    copy = os.path.join(args.save or "", mid)
+    if args.save and not os.path.lexists(os.path.join(copy, SAVED)) and os.path.lexists(copy):
+        raise Unreadable("--save: %s holds a copy with no saved.json, not whole: name another DIR "
+                         "or move it aside" % copy)
+    if args.save and os.path.lexists(copy):  # a whole copy kept earlier: read, not downloaded
+        gather = functools.partial(saved_match, inside(copy, args.save), args.rubric)
+        return [(copy, gather, os.path.realpath(copy))]
+    fetch = functools.partial(download, net, base.rstrip("/"), named, mid, (args.rubric,))
+    return [(mid, fetch, (base, mid))]
+
+
+def saved_folders(target, args):
+    """A saved match, or each of a folder of them, in name order."""
+    if args.save:
+        raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the "
+                    "folder itself to keep it" % text(target))
+    kind = folder_holds(target)
+    if kind is None:
+        raise Unreadable("%s: no saved match here (expected export/1.json and report.json, "
+                         "or folders of them, as --save writes)" % target)
+    if kind == "match":
+        gather = functools.partial(saved_match, target, args.rubric)
+        return [(target, gather, os.path.realpath(target))]
+    out = []
+    for name in sorted(os.listdir(target)):
+        path = os.path.join(target, name)
+        if os.path.isdir(path) and (MATCH_ID.match(name) or folder_holds(path) == "match"):
+            gather = functools.partial(saved_match, inside(path, target), args.rubric)
+            out.append((path, gather, os.path.realpath(path)))
+    return out
+
+
+def not_a_target(target):
+    """Why an argument names no match, in the words that fix it."""
+    if MATCH_ID.match(target.lower()):
+        return "%s is not a match id: the hex digits are lowercase (%s)" % (
+            text(target), target.lower())
+    if target.startswith((os.sep, ".", "~")) or os.sep in target and os.path.isdir(
+            os.path.dirname(target)):
+        return "%s: no such folder" % text(target)
+    return ("%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
+            "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target))
+
+
+def print_matches(args, results, failures, status, batch, old, found):
+    totals, (count, changes) = summary(results, failures), found
+    verdict = match_verdict(results, failures, count, batch)
+    if args.json:
+        doc = {"script": "recompute.py", "version": VERSION, "exit": status, "summary": totals,
+               "matches": results, "unreadable": failures, "verdict": verdict}
+        if old is not None:
+            doc["against"] = {"folder": args.against, "savedAt": old.about["savedAt"],
+                              "count": count, "changes": changes}
+        return print_json(doc)
+    for i, result in enumerate(results):
+        sys.stdout.write("\n" if i else "")
+        if result.get("kept"):
+            put(sys.stdout.write, "kept in %s" % text(result["kept"]))
+        for line in against_lines(args.against, old.about["savedAt"], count, changes) if old else ():
+            put(sys.stdout.write, line)
+        print_audit(result, sys.stdout, args.all, batch)
+    for f in [f for f in failures if f["exit"] == 1]:  # a copy not as saved: nothing else shown
+        put(sys.stdout.write, "check FAILS: %s" % f["error"])
+    if batch:
+        print_summary(totals, failures, sys.stdout)
+    if results or status == 1:  # nothing read: the error on stderr is the answer
+        print(one_line(verdict, len(verdict)))
+
+
+def once(sources):
+    """Each match once, however often it is named: a download by its server and id, a copy by
+    its folder."""
+    seen = set()
+    for label, gather, key in sources:
+        if key not in seen:
+            seen.add(key)
+            yield label, gather, key
+
+
+def failure(source, err):
+    """A match not audited: the error names the source once; a copy not as saved is exit 1."""
+    message = str(err)
+    return {"source": source, "exit": 1 if isinstance(err, Altered) else 2,
+            "error": message if message.startswith(source) else source + ": " + message}
+
+
+# ==================================================================== the shared block
+# From here to the block's end, the same text in recompute.py and recompute_study.py (a test
+# holds them to it): audited once. In the order a run uses it: the terminal and its one
+# escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
+# one function that sends requests; read_copy, the one that reads a saved copy), comparing two
+# copies, keeping one (keep, the one function that writes files), and running the command.
+MAX_SHOWN = 300  # characters of a record's or server's text shown, then a marker
+MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
+MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
+MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
+MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
+MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
+MOST_RETRY_AFTER = 60  # seconds, one wait a busy platform asks for: records.md §3's most
+RETRY_PAUSE_SECONDS = 1.0  # before the one retry after a 5xx, or a 429 without Retry-After
+PACE = 0.1  # seconds between requests: the platform's rate, 10 a second (records.md §3)
+BURST = 20  # requests the platform takes at once before its rate applies
+DEFAULT_BASE = "https://daishi.ai"
+SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, rubric, script,
+# version, sha256 (each file's)
+# Escaped in any text shown: C0 and C1 controls, DEL, the bidi marks, embeddings, overrides and
+# isolates, the Unicode line and paragraph separators.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]*@")  # user:password@ in an address: never shown
+PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
+WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
+
+
+class Unreadable(Exception):
+    """A record that cannot be read, or a copy or option that cannot be used: one line, exit 2."""
+
+
+class Usage(Unreadable):
+    """An option that cannot be used as given: one line naming --help, exit 2."""
+
+
+class Altered(Unreadable):
+    """A saved copy whose files are not those its saved.json lists: a failed check, exit 1."""
+
+
+def one_line(message, limit=MAX_SHOWN):
+    """Text as it may reach a terminal: one line, controls and bidi marks escaped (\\x1b,
+    \\u202e), a password in an address hidden (https://***@host), cut when over-long."""
+    message = CREDENTIALS.sub("***@", str(message))
+    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
+    return CONTROL.sub(escape, message[:limit]) + more
+
+
+def escape(match):
+    return repr(match.group())[1:-1]
+
+
+def terminal_width():
+    """The columns a line may take: a terminal's, from 60 to 100; 100 when not a terminal."""
+    if not sys.stdout.isatty():
+        return 100
+    return max(60, min(100, shutil.get_terminal_size((100, 24)).columns))
+
+
+def wrapped(line, width):
+    """A line escaped, and where wider than width cut at a space (or mid-word when none) into
+    lines that end with ` \\` and go on indented four spaces: linear in the line's length."""
+    line = one_line(line, len(line))
+    out, start, indent = [], 0, ""
+    while len(indent) + len(line) - start > width:
+        offset = start - len(indent)  # where the shown line's position 0 falls in `line`
+        at = line.rfind(" ", offset + 8, offset + width - 1) - offset
+        at = at if at > 8 else width - 2
+        out.append((indent + line[start : offset + at]).rstrip() + " \\")
+        start, indent = offset + at, "    "
+        while line.startswith(" ", start):
+            start += 1
+    return out + [indent + line[start:]]
+
+
+def listed(lines, count=None):
+    """The first MAX_LISTED of a list of lines, then one saying how many more, of `count` in all."""
+    more = (len(lines) if count is None else count) - MAX_LISTED
+    return lines[:MAX_LISTED] + (["  ... and %d more" % more] if more > 0 else [])
+
+
+def say(line):
+    """A line on stderr, escaped, best effort: a stderr closed or full changes no exit status."""
+    try:
+        sys.stderr.write(one_line(line) + "\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def progress(line):
+    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
+    try:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + one_line(line) + "\x1b[K")
+            sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def print_json(document):
+    """The one JSON document a run prints, indented, ASCII; a password in an address hidden."""
+    print(CREDENTIALS.sub("***@", json.dumps(document, indent=1, ensure_ascii=True)))
+
+
+def verdict_line(named):
+    """The last line: each (word, names) that has names, the first 12 named; or that all agrees."""
+    parts = []
+    for word, names in named:
+        if names:
+            more = " and %d more" % (len(names) - 12) if len(names) > 12 else ""
+            parts.append("%s: %s%s" % (word, ", ".join(names[:12]), more))
+    return "; ".join(parts) or "every figure same, every check agrees"
+
+
+def fail(message, as_json, status=2):
+    """A run that ends on an error: one line on stderr, and under --json a document on stdout."""
+    line = one_line("%s: %s" % (SCRIPT, message))
+    say(line)
+    if as_json:
+        print_json({"script": SCRIPT, "version": VERSION, "exit": status, "error": line})
+    return status
+
+
+# ------------------------------------------------------------------ the JSON reader
+def parse_json(raw, name):
+    """A JSON file, its numbers as the checks naming each field read them: NaN and Infinity as
+    floats, an integer past 16 digits (2**53's) as inf, since int() of a long one takes its
+    length squared. Python 3.11+ caps such integers at 4,300 digits on its own: there the C
+    parser's own int() is kept, for speed."""
+    many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
+    if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
+        raise Unreadable("%s: more than %d JSON values: not a record this script reads"
+                         % (name, MAX_JSON_VALUES))
+    capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=float,
+                          parse_int=None if capped else whole_number)
+    except UnicodeDecodeError as err:
+        raise Unreadable("%s: not UTF-8 text (byte 0x%02x at offset %d)"
+                         % (name, raw[err.start], err.start))
+    except (ValueError, RecursionError) as err:
+        raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
+
+
+def whole_number(digits):
+    return int(digits) if len(digits.lstrip("-")) <= 16 else math.inf
+
+
+# ------------------------------------------------------------------ gather: the network
+class Network:
+    """Every request a run sends: GET, to the server the user named, each within one deadline
+    (`timeout` seconds, a retry after a 5xx included), its body within MAX_BYTES once
+    decompressed. A 429's or 503's Retry-After is waited out, every thread holding, and the
+    request asked again, until the run's waits would pass `patience` seconds in all. From the
+    first such wait, requests come PACE apart; with `paced`, from the first request (bursts of
+    BURST allowed): a run of many records keeps under the platform's rate on its own."""
+
+    def __init__(self, timeout, patience, paced=False):
+        self.timeout, self.patience, self.paced = timeout, patience, paced
+        self.lock, self.waited, self.resume, self.due = threading.Lock(), 0.0, 0.0, 0.0
+
+    def get(self, url, what, named):
+        """The body of a 200 answer to GET url; `what` names the file and `named` what named the
+        server, in an error."""
+        while True:
+            self.take_turn()
+            try:
+                return request(url, what, named, self.timeout)
+            except Unreadable as err:
+                if getattr(err, "wait", None) is None:
+                    raise
+                self.wait_out(err)
+
+    def take_turn(self):
+        """Sleep until this request's turn, if one is due: past the platform's last wait and, once
+        paced, PACE after the one before (BURST of them at once with `paced`)."""
+        with self.lock:
+            now = time.monotonic()
+            burst = (BURST - 1) * PACE if self.paced is True else 0
+            turn = max(now, self.resume, self.due - burst)
+            if self.paced:
+                self.due = max(self.due, turn) + PACE
+        if turn - now > 0.001:  # a wait is due (a float's last bits are not one)
+            time.sleep(turn - now)
+
+    def wait_out(self, err):
+        """The platform asks the run to wait err.wait seconds: held, or given up past patience."""
+        with self.lock:
+            now = time.monotonic()
+            added = max(now + err.wait - max(self.resume, now), 0)
+            if err.wait > MOST_RETRY_AFTER or self.waited + added > self.patience:
+                raise Unreadable(
+                    "%s; it asks to wait %d s more, past the %d s a run waits for a busy platform "
+                    "(DAISHI_BUSY), after %d s of waiting: try again later"
+                    % (err, err.wait, self.patience, self.waited))
+            self.waited += added
+            self.resume = max(self.resume, now + err.wait)
+            self.paced = self.paced or "since busy"
+        progress("waiting %d s: the platform asks (%d)" % (err.wait, err.status))
+
+
+def request(url, what, named, timeout):
+    """One GET within one deadline (a retry after a 5xx included): a timer shuts its sockets then,
+    whatever they wait on. The answer decoded within MAX_BYTES; a failure as Unreadable with
+    .status, and .wait where the platform asks for one."""
+    deadline, retries = time.monotonic() + timeout, 0
+    opener = urllib.request.build_opener(Guarded(named))
+    opener.addheaders = [("User-Agent", "%s/%s" % (SCRIPT, VERSION)), ("Accept-Encoding", "gzip")]
+    parts = urllib.parse.urlsplit(url)
+    if "@" in parts.netloc:  # user:password@ sent as Basic authorization, not in the address
+        user, _, host = parts.netloc.rpartition("@")
+        token = base64.b64encode(urllib.parse.unquote(user).encode("utf-8")).decode("ascii")
+        opener.addheaders.append(("Authorization", "Basic " + token))
+        url = parts._replace(netloc=host).geturl()
     sockets = WATCHED.sockets = []
-    timer = threading.Timer(max(deadline - time.monotonic(), 0),
-                            lambda: [quietly(sock.shutdown, socket.SHUT_RDWR) for sock in sockets])
+    timer = threading.Timer(timeout, shut, (sockets,))
     timer.daemon = True
     timer.start()
     try:
         while True:
             try:
-                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                    return decoded(response, url, deadline, MAX_RESPONSE_BYTES)
+                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as answer:
+                    return decoded(answer, url, (deadline, timeout), MAX_BYTES)
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
                 code = err.code if isinstance(err, urllib.error.HTTPError) else None
-                body = code and quietly(decoded, err, url, deadline, 65536) or b""  # the platform's reason
+                body = code and quietly(decoded, err, url, (deadline, timeout), 65536) or b""
                 wait = retry_after(err) if code in (429, 503) else None
-                again = (code == 429 or (code or 0) >= 500) and not wait and retries < RETRIES_ON_5XX
-                if again and time.monotonic() < deadline:
+                again = code == 429 or (code or 0) >= 500
+                if again and wait is None and retries < 1 and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
                 if time.monotonic() >= deadline:
                     raise Unreadable("%s: %s sent no whole answer within %g s"
-                                      % (what, server_of(url, named), TIMEOUT_SECONDS))
+                                     % (what, server_of(url, named), timeout))
                 cause = what_failed(err, code, body, url, named)
-                cause += " at %s" % text(url) if code and code != 409 else ""   # which address was wrong
                 error = Unreadable("%s: %s" % (what, cause))
                 error.status, error.body, error.wait = code, body, wait
                 raise error
@@ -1240,69 +1495,132 @@ def request(opener, url, what, end, named):
         for sock in sockets:
             sock.close()
 
+
+def shut(sockets):
+    for sock in sockets:
+        quietly(sock.shutdown, socket.SHUT_RDWR)
+
+
+def quietly(action, *args):
+    """action(*args), or None when what it acts on is closed or broken already (or over its cap)."""
+    try:
+        return action(*args)
+    except (OSError, http.client.HTTPException, Unreadable):
+        return None
+
+
+class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler,
+              urllib.request.HTTPSHandler):
+    """Redirects within the server asked only; each socket copied for the deadline to shut."""
+
+    def __init__(self, named):
+        super().__init__()
+        self.named = named
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        newurl = urllib.parse.urljoin(req.full_url, newurl)
+        if urllib.parse.urlsplit(newurl)[:2] != urllib.parse.urlsplit(req.full_url)[:2]:
+            raise Unreadable("%s redirects to %s, another server than the one named by %s"
+                             % (req.full_url, newurl, self.named))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    def http_open(self, req):
+        return self.do_open(watched(http.client.HTTPConnection), req)
+
+    def https_open(self, req):
+        return self.do_open(watched(http.client.HTTPSConnection), req, context=self._context)
+
+
+def watched(kind):
+    """A connection class whose sockets are each copied into WATCHED.sockets, for the deadline."""
+
+    def connection(host, **options):
+        conn = kind(host, **options)
+        conn._create_connection = watch
+        return conn
+
+    return connection
+
+
+def watch(*address):
+    sock = socket.create_connection(*address)
+    WATCHED.sockets.append(sock.dup())
+    return sock
+
+
 def retry_after(err):
     """A 429's or 503's Retry-After in whole seconds (at least 1), or None where it gives none."""
     value = (err.headers.get("Retry-After") or "").strip()
     return max(int(value), 1) if re.fullmatch("[0-9]{1,6}", value) else None
 
+
 def decoded(response, url, deadline, cap):
-    """The whole body, gzip decoded as it arrives: within the cap (on the decoded size) and the deadline."""
+    """The whole body, gzip decoded as it arrives, within the cap (decoded) and the deadline
+    (when, and the seconds it allows)."""
     encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
     if encoding not in ("identity", "gzip", "x-gzip"):
-        raise Unreadable("%s: sent in the %s encoding (Content-Encoding), which this script does not read"
-                          % (url, shown(encoding)))
+        raise Unreadable("%s: sent in the %s encoding (Content-Encoding), which this script "
+                         "does not read" % (url, one_line(repr(encoding), 40)))
     inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
     body, chunk = bytearray(), True
     try:
         while chunk:
             chunk = data = response.read1(1 << 16)
-            if time.monotonic() >= deadline:
-                raise Unreadable("%s: no whole answer within %g s" % (url, TIMEOUT_SECONDS))
-            while data:  # decoded at most one byte past the cap, the rest of the chunk kept for the next turn
+            if time.monotonic() >= deadline[0]:
+                raise Unreadable("%s: no whole answer within %g s" % (url, deadline[1]))
+            while data:  # at most one byte past the cap decoded, the rest kept for the next turn
                 body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
                 data = inflate.unconsumed_tail if inflate else b""
                 if len(body) > cap:
                     raise Unreadable("%s: response larger than %d bytes%s"
-                                      % (url, cap, " once decompressed" if inflate else ""))
+                                     % (url, cap, " once decompressed" if inflate else ""))
     except zlib.error as err:
         raise Unreadable("%s: not a whole gzip stream (%s)" % (url, err))
     if getattr(response, "length", None):
         raise Unreadable("%s: the connection closed %d bytes before the end of the answer"
-                          % (url, response.length))
+                         % (url, response.length))
     if inflate and (not inflate.eof or inflate.unused_data):
         raise Unreadable("%s: not a whole gzip stream (cut short, or more after its end)" % url)
     if not inflate and body[:2] == b"\x1f\x8b":
         raise Unreadable("%s: gzip-compressed, and no Content-Encoding says so: not read" % url)
-    return body
+    return bytes(body)
+
 
 def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
     proxy = proxy_of(url)
     through = ", through " + proxy if proxy else ""
-    return "%s (named by %s%s)" % (urllib.parse.urlsplit(url).netloc, named, through)
+    return "%s (named by %s%s)" % (urllib.parse.urlsplit(url).netloc.rpartition("@")[2], named, through)
+
 
 def proxy_of(url):
     """The proxy a request for url goes through and the variable that named it, or None."""
     parts = urllib.parse.urlsplit(url)
     proxy = urllib.request.getproxies().get(parts.scheme)
-    if not proxy or urllib.request.proxy_bypass(parts.netloc): return None
+    if not proxy or urllib.request.proxy_bypass(parts.netloc):
+        return None
     names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
     variable = next((name for name in names if os.environ.get(name)), "the system's settings")
     return "the proxy %s (named by %s)" % (urllib.parse.urlsplit(proxy).netloc or proxy, variable)
 
+
 def what_failed(err, code, body, url, named):
-    """Why a request failed, naming the culprit: the proxy, the server's certificate, the platform's answer
-    or the server, each with what named it."""
+    """Why a request failed, naming the culprit: the proxy, the server's certificate, the
+    platform's answer (and the address answered) or the server, each with what named it."""
     reason, proxy = getattr(err, "reason", err), proxy_of(url)
     if proxy and (code == 407 or code is None and "Tunnel connection failed" in str(reason)):
         return "%s refuses to pass it on (%s)" % (proxy, "%d %s" % (code, reason) if code else reason)
     if isinstance(reason, ssl.SSLCertVerificationError):
-        return ("the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to its "
-                "certificate; on macOS, run Install Certificates.command (python.org's Python)"
+        return ("the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
+                "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
                 % (server_of(url, named), reason.verify_message))
-    if code in (429, 503): return "the platform was busy (%s)" % failure_text(code, body, reason)
-    if code: return failure_text(code, body, reason)
-    return "cannot reach %s (%s)" % (proxy or server_of(url, named), getattr(reason, "strerror", 0) or reason)
+    if code is None:
+        why = getattr(reason, "strerror", 0) or reason
+        return "cannot reach %s (%s)" % (proxy or server_of(url, named), why)
+    busy = "the platform was busy (%s)" if code in (429, 503) else "%s"
+    where = "" if code == 409 else " at %s" % url  # which address was wrong
+    return busy % failure_text(code, body, reason) + where
+
 
 def failure_text(code, body, fallback):
     """`409 the match is still playing: <reason>`, saying a thing once."""
@@ -1310,232 +1628,290 @@ def failure_text(code, body, fallback):
         reason = json.loads(body.decode("utf-8")).get("reason")
     except (ValueError, AttributeError, RecursionError):
         reason = None
-    meaning = {404: "not found", 409: "the match is still playing", 400: "refused"}.get(code, fallback)
+    meaning = {404: "not found", 409: "the %s is still playing" % KIND, 400: "refused"}
+    meaning = meaning.get(code, str(fallback))
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
         return "%d %s" % (code, meaning)
-    return "%d %s" % (code, reason if meaning.lower() in reason.lower() else meaning + ": " + reason)
+    said = reason if meaning.lower() in reason.lower() else meaning + ": " + reason
+    return "%d %s" % (code, said)
 
-# ------------------------------------------------------------------ main
-PREFIX = r"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?"  # a mirror's, before /api or /u: no . or .. in it
-ADDRESS = re.compile(r"(https?://[^/?#\s]+%s)(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?"
-                     r"/?(?:[?#]\S*)?\Z" % PREFIX)
-STUDY_ADDRESS = re.compile(r"(https?://[^/?#\s]+%s)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?(?:[?#]\S*)?\Z"
-                           % PREFIX)
-EPILOG = """example: python3 recompute.py m_aa6f85fab659 --save copies
-  and later, offline: python3 recompute.py copies
-A table cell a/b is published/recomputed, shown where the two differ (--all:
-a row per figure). --against OLD wants the match's own folder: OLD/<match id>
-where --save wrote a folder of them.
-environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take
-exit status: 0 every figure matches and every check agrees; 1 a figure
-differs, a check fails or (--against) the record changed; 2 a record cannot
-be read, the platform busy, or a usage error; 130 interrupted; 141 stdout closed"""
 
-def sources_for(target, args):
-    """(label, source) per match a target names: a saved folder or a folder of them, a match id or address."""
-    target, address = target.strip(), ADDRESS.match(target.strip())
-    if STUDY_ADDRESS.match(target) or os.path.isdir(target) and folder_holds(target) == "study":
-        raise Unreadable("%s is a study, not a match: audit it end to end with "
-                          "recompute_study.py %s --matches" % (text(target), text(target)))
-    if os.path.isdir(target):
-        if args.save:
-            raise Unreadable("%s: --save keeps what is downloaded, and this is a saved copy: copy the "
-                             "folder itself to keep it" % text(target))
-        kind = folder_holds(target)
-        if kind is None:
-            raise Unreadable("%s: no saved match here (expected export/1.json and report.json, "
-                              "or folders of them, as --save writes)" % target)
-        if kind == "match": return [(target, SavedCopies(target))]
-        paths = (os.path.join(target, name) for name in sorted(os.listdir(target)))
-        return [(p, lambda p=p: SavedCopies(inside(p, target))) for p in paths
-                if os.path.isdir(p) and (MATCH_ID.match(os.path.basename(p)) or folder_holds(p) == "match")]
-    if not address and not MATCH_ID.match(target):
-        raise Unreadable(not_a_target(target))
-    query = re.search(r"[?&]rubric=([^&#]*)", target)
-    if address and query:
-        raise Unreadable("%s: an address's ?rubric= is not read: give --rubric %s"
-                         % (text(target), text(query.group(1))))
-    if address and args.base_named == "--base":
-        raise Unreadable("%s: --base names the server for a match id, and an address names its own: "
-                         "give one or the other" % text(target))
-    base, mid, named = (*address.groups(), "the address") if address else (args.base, target, args.base_named)
-    return [(mid, Downloads(base, mid, args.save, named, args.against is not None))]
+def server(option):
+    """(base, what named it): --base as given, else $DAISHI_BASE, else the platform; checked."""
+    env = os.environ.get("DAISHI_BASE")
+    named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
+    base = (option if option is not None else env or DEFAULT_BASE).strip()
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
+        raise Usage("%s must be an http:// or https:// address, got %s (see %s --help)"
+                    % (named, one_line(json.dumps(base), 60), SCRIPT))
+    return base.rstrip("/"), named
 
-def not_a_target(target):
-    """Why an argument names no match, in the words that fix it."""
-    if MATCH_ID.match(target.lower()):
-        return "%s is not a match id: the hex digits are lowercase (%s)" % (text(target), target.lower())
-    if target.startswith((os.sep, ".", "~")) or os.sep in target and os.path.isdir(os.path.dirname(target)):
-        return "%s: no such folder" % text(target)
-    return ("%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
-            "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target))
 
-def audit_one(label, source, args):
-    """One match's audit; a download saved whole (or a 409 kept) gets its saved.json, last."""
+def network(paced=False):
+    """The run's Network, its deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
+    seconds = []
+    for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
+        try:
+            value = float(os.environ.get(name) or default)
+        except ValueError:
+            value = -1
+        if not 0 < value < math.inf:
+            raise Usage("$%s must be a number of seconds above 0 (see %s --help)" % (name, SCRIPT))
+        seconds.append(value)
+    return Network(*seconds, paced=paced)
+
+
+# ------------------------------------------------------------------ gather: a saved copy
+def read_file(path, folder):
+    """A regular file (no FIFO, device or folder), inside `folder` where one is given (no link
+    leading out), within MAX_BYTES."""
     try:
-        result = dict(audit(*read_match(source, args.rubric or source.rubric)), source=label)
-    except Unreadable as err:
-        if getattr(err, "status", None) == 409 and isinstance(source, Downloads) and source.saved:
-            source.write_saved(args.rubric)
-        raise
-    if isinstance(source, Downloads) and source.saved: source.write_saved(args.rubric)
-    if isinstance(source, SavedCopies): result["copy"] = source.about()
-    return result
+        if folder is not None:
+            inside(path, folder)
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
+    except OSError as err:
+        raise Unreadable("%s: cannot read (%s)" % (path, err.strerror or err))
+    with os.fdopen(handle, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise Unreadable("%s: not a regular file: not read" % path)
+        raw = f.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise Unreadable("%s: larger than %d bytes" % (path, MAX_BYTES))
+    return raw
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise Unreadable(message)
 
-def parse_args(argv):
-    parser = Parser("recompute.py", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-                    description="Recompute a daishi.ai match's published scores from its public record.")
-    parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex digits), a "
-                        "match address (https://daishi.ai/matches/m_...), or a folder of saved copies")
-    parser.add_argument("--base", help="server to download from (default %s, or $%s)"
-                        % (DEFAULT_BASE, BASE_ENV))
-    parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this rubric version")
-    parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<match id>/")
-    parser.add_argument("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
-    parser.add_argument("--all", action="store_true", help="every figure on its own row, not a table")
-    parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
-    args = parser.parse_args(argv)
-    global TIMEOUT_SECONDS
-    try:
-        TIMEOUT_SECONDS = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
-    except ValueError:
-        TIMEOUT_SECONDS = -1
-    if not 0 < TIMEOUT_SECONDS < math.inf:
-        parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
-    env = os.environ.get(BASE_ENV)
-    args.base_named = "--base" if args.base is not None else BASE_ENV if env else "default"
-    args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
-    parts = urllib.parse.urlsplit(args.base)
-    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#@]", args.base):
-        parser.error("%s must be an http:// or https:// address, got %s"  # a mirror's path may follow
-                     % (args.base_named, shown(args.base)))
-    args.matches = [t.strip() for t in args.matches]
-    return args
+def inside(path, folder):
+    """path, where it does not lead out of folder (a link included)."""
+    real = os.path.realpath(folder)
+    if os.path.commonpath([real, os.path.realpath(path)]) != real:
+        raise Unreadable("%s: a link leading outside %s: not read" % (path, folder))
+    return path
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def read_copy(folder, kind, names):
+    """A copy --save wrote, as (about, files): saved.json read and checked, then each file it
+    lists read and checked against its sha256, and no other file; `names` matches a file of the
+    kind. A file not as saved: Altered (a failed check). No saved.json: (None, {}); the caller
+    says what the copy is then."""
+    path = os.path.join(folder, SAVED)
+    if not os.path.lexists(path):
+        return None, {}
+    about = parse_json(read_file(path, folder), path)
+    about = about if isinstance(about, dict) else {}
+    forms = {"kind": str, "id": str, "address": str, "savedAt": str, "sha256": dict}
+    bad = [key for key, form in forms.items() if not isinstance(about.get(key), form)]
+    if bad or about["kind"] != kind:
+        raise Unreadable("%s: not a saved %s (%s)" % (path, kind, "no " + bad[0] if bad else
+                                                      "kind " + one_line(about["kind"], 40)))
+    files, faults, size = {}, [], 0
+    for name, digest in sorted(about["sha256"].items()):
+        where = os.path.join(folder, *name.split("/"))
+        if not re.fullmatch(names, name) or not isinstance(digest, str):
+            faults.append("%s lists %s, not a file of a saved %s" % (SAVED, one_line(name), kind))
+        elif not os.path.lexists(where):
+            faults.append("%s: missing from the copy saved %s (%s lists it)"
+                          % (name, one_line(about["savedAt"]), SAVED))
+        else:
+            try:
+                files[name] = read_file(where, folder)
+            except Unreadable as err:
+                faults.append("%s: not the file saved %s (%s)"
+                              % (name, one_line(about["savedAt"]), str(err).partition(": ")[2]))
+                continue
+            size += len(files[name])
+            if size > MAX_COPY_BYTES:
+                raise Unreadable("%s: more than %d bytes in all: not a copy this script reads"
+                                 % (folder, MAX_COPY_BYTES))
+            if hashlib.sha256(files[name]).hexdigest() != digest:
+                faults.append("%s: not the file saved %s (sha256 differs)"
+                              % (name, one_line(about["savedAt"])))
+    if faults:
+        error = Altered("; ".join(faults))
+        error.about, error.faults = about, faults
+        raise error
+    return about, files
+
+
+# ------------------------------------------------------------------ --against: two copies
+def copy_changes(old, new):
+    """Each file one copy holds and the other not, then each field (JSON) or line (CSV) that
+    differs, as (count, the first MAX_CHANGES of {file, where, was, now})."""
+    changes = Changes()
+    for name in sorted(set(old) | set(new)):
+        was, now = old.get(name), new.get(name)
+        if was is None or now is None:  # a file on one side only: named, its content not carried
+            changes.add(name, "", *["(absent)" if b is None else "(the file)" for b in (was, now)])
+        elif was != now and name.endswith(".csv"):
+            csv_changes(name, was, now, changes)
+        elif was != now:
+            try:
+                json_changes(name, "", parse_json(was, name), parse_json(now, name), changes)
+            except (Unreadable, RecursionError):
+                changes.add(name, "", "(the saved bytes)", "(other bytes)")
+    return changes.count, changes.kept
+
+
+def against_lines(folder, saved_at, count, changes):
+    """--against's lines: unchanged, or CHANGED and the first changes (each side cut short)."""
+    where = "(%s)" % one_line(folder)
+    if not count:
+        return ["unchanged since %s %s" % (one_line(saved_at), where)]
+    lines = ["  %s %s: %s -> %s" % (one_line(c["file"]), one_line(c["where"] or "(the file)"),
+                                    clipped(c["was"]), clipped(c["now"])) for c in changes]
+    head = "CHANGED since %s %s: %d change%s" % (one_line(saved_at), where, count, "s" * (count > 1))
+    return [head] + listed(lines, count)
+
+
+def clipped(value):
+    """A value of a record as one short line: a string as it is, another value as JSON writes it
+    (a float as repr), 40 characters at most."""
+    text = value if isinstance(value, str) else repr(value) if isinstance(value, float) else (
+        json.dumps(value))
+    return one_line(text if len(text) <= 40 else text[:37] + "...", 40)
+
+
+class Changes:
+    """The changes found: every one counted, the first MAX_CHANGES kept (bounded memory)."""
+
+    def __init__(self):
+        self.count, self.kept = 0, []
+
+    def add(self, file, where, was, now):
+        self.count += 1
+        if len(self.kept) < MAX_CHANGES:
+            self.kept.append({"file": file, "where": where, "was": was, "now": now})
+
+
+def json_changes(name, path, was, now, changes):
+    """Each value that differs between two JSON documents, named by its path; 1 and 1.0 differ."""
+    if isinstance(was, dict) and isinstance(now, dict):
+        for key in list(was) + [k for k in now if k not in was]:
+            step = "." + key if re.fullmatch(r"[A-Za-z_]\w*", key) else "[%s]" % json.dumps(key)
+            sides = [side.get(key, "(absent)") for side in (was, now)]
+            json_changes(name, (path + step).lstrip("."), *sides, changes)
+    elif isinstance(was, list) and isinstance(now, list):
+        for i in range(max(len(was), len(now))):
+            sides = [side[i] if i < len(side) else "(absent)" for side in (was, now)]
+            json_changes(name, "%s[%d]" % (path, i), *sides, changes)
+    elif type(was) is not type(now) or repr(was) != repr(now):
+        changes.add(name, path, was, now)
+
+
+def csv_changes(name, was, now, changes):
+    """Each line one side lacks, and each field that differs, by its line and column; a line of
+    another width, or a long one, as one change."""
+    was, now = (io.StringIO(text.decode("utf-8", "replace"), newline="") for text in (was, now))
+    head = csv_fields(now.readline())
+    now.seek(0)
+    for number, (a, b) in enumerate(itertools.zip_longest(was, now), 1):
+        where = "line %d" % number
+        if a is None or b is None:
+            changes.add(name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)])
+        elif a != b:
+            a, b = csv_fields(a), csv_fields(b)
+            if None in (a, b, head) or len(a) != len(b) or len(a) > len(head):
+                changes.add(name, where, *["(a long line)" if x is None else "%d fields" % len(x)
+                                           for x in (a, b)])
+                continue
+            for column, x, y in zip(head, a, b):
+                if x != y:
+                    changes.add(name, "%s %s" % (where, column), x, y)
+
+
+def csv_fields(line):
+    """A CSV line's fields, or None for a line longer than 65,536 characters (never split)."""
+    return next(csv.reader([line.rstrip("\r\n")]), []) if len(line) <= 65536 else None
+
+
+# ------------------------------------------------------------------ keep
+def new_copy(folder):
+    """A new folder beside `folder`, to keep a copy in before it is placed; refused where
+    `folder` is there already."""
+    if os.path.lexists(folder):
+        raise Unreadable("--save: %s is there already; name another DIR or move it aside" % folder)
+    parent = os.path.dirname(os.path.abspath(folder))
     try:
-        args = parse_args(argv)
-    except Unreadable as err:
-        return fail("--json" in argv, "%s (see recompute.py --help)" % err)
-    BUSY.update(next=0.0, pace=0.0, waited=0.0)  # a run's own turns
-    gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans it
+        os.makedirs(parent, exist_ok=True)
+        staged = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(folder) + ".part-")
+    except OSError as err:
+        raise Unreadable("--save: cannot write %s (%s)" % (folder, err.strerror or err))
+    PARTS.add(staged)
+    return staged
+
+
+def discard(staged):
+    """A folder new_copy made and nothing placed: removed, whatever it holds."""
+    PARTS.discard(staged)
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def keep(staged, files, about, folder):
+    """The one function that writes files: each of `files` ({name: bytes}, names of the
+    script's own) into the folder new_copy made, saved.json last (`about` and each file's
+    sha256), then the folder renamed to `folder` in one step: a copy is whole or absent, two
+    saves of one record cannot mix (the second finds the name taken), no link is written
+    through."""
     try:
-        return audit_matches(args)
+        for name, body in files.items():
+            path = os.path.join(staged, *name.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as out:
+                out.write(body)
+        digests = {name: hashlib.sha256(body).hexdigest() for name, body in files.items()}
+        about = dict(about, savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                     script=SCRIPT, version=VERSION, sha256=digests)
+        about["address"] = CREDENTIALS.sub("***@", about["address"])
+        with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
+            out.write(json.dumps(about, indent=1) + "\n")
+        if os.path.lexists(folder):
+            raise FileExistsError(errno.EEXIST, "saved there meanwhile")
+        os.rename(staged, folder)
+    except OSError as err:
+        raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
     finally:
-        gc.enable()
+        discard(staged)
 
-def audit_matches(args):
-    """Each match the arguments name; with --against, the one match against its saved copy."""
-    results, failures, sources, old, changes = [], [], [], None, None
-    for target in args.matches:
-        try:
-            sources += sources_for(target, args)
-        except Unreadable as err:
-            failures.append(failure(target, err))
-    blocks = len(sources) + len(failures)
-    if args.against is not None:
-        if blocks != 1 or not os.path.isdir(args.against) or folder_holds(args.against) != "match":
-            return fail(args.json, "--against compares one match with one saved copy (a folder holding "
-                        "export/ and report.json): %s" % shown(args.against))
-        try:
-            old = SavedCopies(args.against)
-        except Unreadable as err:
-            return fail(args.json, "--against: %s" % err)
-        args.rubric = args.rubric or old.rubric
-    for label, source in once(sources):
-        try:
-            source = source() if callable(source) else source
-            result = audit_one(label, source, args)
-            if old is not None and old.match_id not in (None, result["matchId"]):
-                return fail(args.json, "--against: %s is a copy of %s, not of %s"
-                            % (args.against, old.match_id, result["matchId"]))
-            if old is not None:
-                changes = against(source, args.against)
-                result["exit"] = max(result["exit"], 1 if changes else 0)
-        except Unreadable as err:
-            failures.append(failure(label, err))
-            continue
-        results.append(result)
-    sys.stderr.write("".join(one_line("recompute.py: " + f["error"]) + "\n" for f in failures))
-    status = max([r["exit"] for r in results] + [f["exit"] for f in failures])
-    if args.json and not results and len(failures) == 1:
-        return fail(True, failures[0]["error"], quiet=True, status=failures[0]["exit"])
-    print_matches(args, results, failures, status, blocks > 1, old and old.saved_at, changes)
-    return status
 
-def print_matches(args, results, failures, status, batch, saved_at, changes):
-    totals = summary(results, failures)
-    if args.json:
-        doc = {"script": "recompute.py", "version": VERSION, "exit": status, "summary": totals,
-               "matches": results, "unreadable": failures,
-               "verdict": match_verdict(results, failures, changes, batch)}
-        if changes is not None:
-            doc["against"] = {"folder": args.against, "savedAt": saved_at, "changes": changes}
-        return print(json.dumps(doc, indent=1, ensure_ascii=True))
-    for i, result in enumerate(results):
-        sys.stdout.write("\n" if i else "")
-        if changes is not None: print_against(sys.stdout.write, args.against, saved_at, changes)
-        print_audit(result, sys.stdout, args.all, batch)
-    for f in [f for f in failures if f["exit"] == 1]:   # a copy not as saved: nothing else is shown
-        put(sys.stdout.write, "check FAILS: %s" % f["error"])
-    if batch: print_summary(totals, failures, sys.stdout)
-    if results or status == 1:  # nothing read: the error on stderr is the answer
-        put(sys.stdout.write, match_verdict(results, failures, changes, batch))
+# ------------------------------------------------------------------ the command
+class Parser(argparse.ArgumentParser):
+    """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen."""
 
-def once(sources):
-    """Each match once, however often it is named: a download by its id, a copy by its folder."""
-    seen = set()
-    for label, source in sources:
-        key = os.path.realpath(label) if not isinstance(source, Downloads) else source.match_id
-        if key not in seen:
-            seen.add(key)
-            yield label, source
+    def error(self, message):
+        raise Usage("%s (see %s --help)" % (message, SCRIPT))
 
-def failure(source, err):
-    """A match not audited: the error names the source once; a copy not as saved is exit 1."""
-    message = str(err)
-    return {"source": source, "error": message if message.startswith(source) else source + ": " + message,
-            "exit": 1 if isinstance(err, Altered) else 2}
 
-def fail(as_json, message, quiet=False, status=2):
-    """A usage error or an unreadable record: one line on stderr (and a JSON document)."""
-    line = one_line("recompute.py: " + message)
-    if not quiet: print(line, file=sys.stderr)
-    if as_json:
-        print(json.dumps({"script": "recompute.py", "version": VERSION, "exit": status, "error": line},
-                         ensure_ascii=True))
-    return status
-
-def prepare_streams():
-    """Text a stream cannot encode is written escaped (\\xdc), never an error; a terminal sets the width."""
-    global WIDTH
-    for stream in (sys.stdout, sys.stderr):
+def start(main):
+    """main() as the command: its exit status. Ctrl-C: one line and 130, no copy left half
+    written. stdout closed: 141; another failure to write it: 2. An exception this script did
+    not foresee is named as its own failure, never as the record's."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stream in (sys.stdout, sys.stderr):  # text a stream cannot encode is written escaped
         getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
-    if sys.stdout.isatty():
-        WIDTH = max(60, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
-
-if __name__ == "__main__":
     try:
-        if sys.stdout is None: raise OSError(0, "it is closed")  # before any work
-        prepare_streams()
+        if sys.stdout is None:
+            raise OSError(errno.EBADF, "it is closed")
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # Ctrl-C: each saved file whole or absent; no thread waited for
-        quietly(sys.stdout.flush)
+    except KeyboardInterrupt:  # no thread waited for
         for part in list(PARTS):
-            quietly(os.unlink, part)
-        print("interrupted", file=sys.stderr, flush=True)
+            shutil.rmtree(part, ignore_errors=True)
+        progress("")
+        say("interrupted")
         os._exit(130)
-    except OSError as err:  # stdout closed (`| head`: quietly, 141, as a shell's SIGPIPE) or full: exit 2
+    except OSError as err:  # stdout's: closed (`| head`) quietly, as a shell's SIGPIPE; else 2
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
-        if isinstance(err, BrokenPipeError): sys.exit(141)
-        sys.exit(fail(False, "cannot write the result to stdout (%s)" % (err.strerror or err)))
-    except Exception as err:  # a record this script failed to foresee: still one line, still exit 2
-        sys.exit(fail(False, "cannot read the record (%s: %s)" % (type(err).__name__, err)))
+        if isinstance(err, BrokenPipeError):
+            os._exit(141)
+        status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
+    except Exception as err:
+        status = fail("%s %s failed (%s: %s): a fault of this script, not of the record; please "
+                      "report it" % (SCRIPT, VERSION, type(err).__name__, err), False)
     sys.exit(status)
+
+
+# ==================================================================== the shared block's end
+
+
+if __name__ == "__main__":
+    start(main)

@@ -1,51 +1,56 @@
 #!/usr/bin/env python3
-"""Recompute a daishi.ai study page's reading from the study's own files (study.md). Python 3.9+, stdlib only.
+# /// script
+# requires-python = ">=3.9"
+# dependencies = []
+# ///
+"""Recompute a daishi.ai study page's reading from the study's own files (study.md).
 
-    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online, from one server
+    python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online
+    python3 recompute_study.py /u/<handle>/studies/<id> --base URL   # its path, from URL
     python3 recompute_study.py DIR      # a folder --save wrote, read offline
-    --trials, --seats, --page, --recipe FILE  saved copies of trials.csv, seats.csv, the profile JSON
-                    and the recipe JSON, any mix (the address names the study)
-    --save DIR      keep every file read in DIR, with saved.json (address, time, sha256 of each)
-    --against OLD   list what changed since the copy --save wrote in OLD
-    --matches       the study end to end (§8): every trial's match audited by recompute.py, loaded
-                    from this script's own folder, every row tied to its record; --jobs N at a time
-    --base URL      the server of an address given as its path, /u/<handle>/studies/<id> ($DAISHI_BASE)
-    --all           every figure on its own row    --json   one JSON document
+    python3 recompute_study.py ADDRESS --matches   # every trial's match too, by recompute.py
 
-In the spec's order: constants; arithmetic and the Student t quantile; the study's terms; §3 each
-trial's value, each seat's index and grade; §4 comparisons; §5 arms and models; §6 how a figure
-prints; §7 figures, checks 1-25 as one table, the recompute; §8 the study end to end; then the files,
-reporting, saved copies, the address, fetching, main; an appendix: SplitMix64 draws and the exact
-sign-flip count, fast. Without --matches the script stands alone and loads nothing.
-
+Options (--help, README): --trials, --seats, --page, --recipe FILE (saved copies of the study's
+files, any mix), --base URL, --save DIR, --against OLD, --matches (the study end to end, §8, by
+recompute.py from this script's own folder) with --jobs N, --all, --json.
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
---against finds a change; 2 the study cannot be read (still playing, no such study or a run set, no
-reading on the profile, no recipe under the anytime rule, a network failure or the platform busy, a
-file not of the documented form), an option cannot be used or stdout takes no more; 130 Ctrl-C; 141
-stdout closed. A download fails when not whole 30 s after it began (DAISHI_TIMEOUT), a retry after a
-5xx included, a Retry-After's wait aside. Python 3.9+, stdlib only.
+--against finds a change; 2 the study cannot be read (still playing, no such study or a run set,
+no reading or recipe, a network failure or the platform busy, a file not of the documented
+form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. Python 3.9+, stdlib only.
+
+An audit guide. The data moves one way: gather, read, recompute, report, keep.
+- The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
+  study end to end", each formula beside its section number; the appendix at the end holds the
+  fast exact sign-flip count, its plain algorithm in its docstring.
+- The one function that sends requests: Network.get (line 1526), in the shared block: GET only, to the
+  server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
+  server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
+  Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
+- The one function that writes files: keep (line 1923), in the shared block: only under --save, into a new
+  folder beside DIR, renamed to DIR once whole (with --matches, each match's copy inside it).
+- The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, contextlib, csv, hashlib, http.client, importlib.util, io, json, math, operator, re, shutil
-import socket, ssl, stat, tempfile, textwrap, threading, time, zlib
-import urllib.error, urllib.parse, urllib.request
+import argparse, base64, csv, errno, hashlib, http.client, importlib.util, io, itertools, json, math
+import operator, re, shutil, socket, ssl, stat, tempfile, threading, time, urllib.error
+import urllib.parse, urllib.request, zlib
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
 from functools import reduce
-from itertools import repeat, zip_longest
+from itertools import repeat
 from statistics import NormalDist
 
 # --- constants
+SCRIPT, VERSION, KIND = "recompute_study.py", "3.1", "study"  # in User-Agent, saved.json, errors
+MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15           # a double holds every integer of 15 digits; the platform writes none longer
 LABEL_CHARACTERS = 24       # an arm's label or a model's name in a figure's label, at most
-WIDTH = 100                 # every line printed fits this many columns
-MAX_SHOWN = 300             # characters of a file's or server's text shown, then a marker
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),   # study.md §1:
                     rank=(None, "lower"), map_coverage=((0, 1), "higher"))   # range (None: [1, N]), direction
@@ -54,21 +59,8 @@ SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may tak
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # as §6 prints one: 4 + 3 places
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the continued fraction
-TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a 5xx's retry included)
-DEFAULT_BASE, BASE_ENV = "https://daishi.ai", "DAISHI_BASE"   # the server a study's path is read from
-BUSY_SECONDS = 300          # a run's waits for Retry-After (a 429 or 503, at most 60 s each), in all
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-MAX_JSON_VALUES = 1000000   # in the profile or recipe (counted as its brackets, braces and commas)
 MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
-RETRY_PAUSE_SECONDS = 1.0
 
-class Unreadable(Exception):
-    """The study cannot be read: one line for the user, exit status 2."""
-
-class Usage(Unreadable):
-    """An option that cannot be used as given: one line, exit status 2."""
-
-LOADED = []                 # recompute.py, once --matches has loaded it
 
 # --- arithmetic
 def mean_and_spread(units, scale):
@@ -669,17 +661,12 @@ def audit_brief(rc, full):
         brief["text"] = text.getvalue()
     return brief
 
-def audit_match(rc, mid, trials, seats, metric, source):
+def audit_match(rc, mid, trials, seats, metric, match, versions):
     """§8 for one match: audited under each rubric its rows name, its rows tied to its record."""
-    versions = list(dict.fromkeys(row["rubric"] or None for row in trials + seats))
-    unknown = [v for v in versions if v is not None and v not in rc.RUBRICS]
-    if unknown:
-        raise Unreadable("%s: its rows name rubric %s, which recompute.py does not read"
-                         % (mid, _shown(unknown[0])))
-    archive, report = rc.read_match(source, versions[0])
+    archive, report = rc.read_match(match, versions[0])
     reports = {versions[0]: report}
     for version in versions[1:] + [None] * (None not in versions):
-        reports[version] = rc.read_report(*source.report(version), archive["seats"], version)
+        reports[version] = rc.read_report(*match.report(version), archive["seats"], version)
     named = [v for v in versions if v is not None] or [None]
     audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
     in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(archive["seats"])]
@@ -709,30 +696,54 @@ def end_to_end(rc, args, study, trials, seats, result):
 def match_result(rc, mid, rows, args, study):
     """One match's §8 audit as data; exit 2 with the reason where it cannot be read."""
     out = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in rows[0]]}
+    versions = list(dict.fromkeys(row["rubric"] or None for row in rows[0] + rows[1]))
     try:
-        source = (rc.SavedCopies(os.path.join(study.folder, mid)) if study.folder
-                  else rc.Downloads(study.origin, mid, args.save, args.named, bool(args.against)))
-        if source.match_id not in (None, mid):
-            raise Unreadable("the copy in %s is of %s" % (_shown(source.folder), source.match_id))
-        source.match_id = mid
-        out.update(audit_match(rc, mid, *rows, study.metric, source))
+        unknown = [v for v in versions if v is not None and v not in rc.RUBRICS]
+        if unknown:
+            raise Unreadable("%s: its rows name rubric %s, which recompute.py does not read"
+                             % (mid, _shown(unknown[0])))
+        match = gather_match(rc, mid, versions, study)
+        out.update(audit_match(rc, mid, *rows, study.metric, match, versions))
         if args.against:
-            out["changes"] = match_changes(rc, source, mid, args.against)
-        if isinstance(source, rc.Downloads) and source.saved:
-            source.write_saved(None)
-    except Exception as error:  # Unreadable, or a record recompute.py failed to foresee
-        reason = str(error) if isinstance(error, (Unreadable, rc.Unreadable)) else \
-            "cannot read the record (%s: %s)" % (type(error).__name__, error)
+            out["count"], out["changes"] = match_changes(rc, match, mid, args.against)
+    except (Unreadable, rc.Unreadable) as error:
         return dict(out, audits=[], differences=[], roster=[], rows={"trials.csv": 0, "seats.csv": 0},
-                    exit=1 if isinstance(error, rc.Altered) else 2, error=one_line(reason))
+                    exit=1 if isinstance(error, rc.Altered) else 2, error=one_line(error))
     exits = [a["exit"] for a in out["audits"]] + [1 if out["differences"] or out["roster"] else 0]
     return dict(out, exit=max(exits))
 
-def match_changes(rc, source, mid, old):
-    """--against: each of the match's files and fields that changed since the copy in OLD/<match>."""
+
+def gather_match(rc, mid, versions, study):
+    """Gather one match: its verified copy in the saved study's folder, else from the platform
+    (the report under each rubric its rows name, and its own), kept in the study's copy under
+    --save."""
+    if study.folder:
+        match = rc.saved_match(inside(os.path.join(study.folder, mid), study.folder))
+        if match.about is None or match.match_id != mid:
+            raise Unreadable("%s: not a verified copy of %s (its saved.json %s)" % (
+                os.path.join(study.folder, mid), mid, "is absent" if match.about is None else
+                "names " + one_line(match.match_id)))
+        return match
+    reports = list(dict.fromkeys(versions + [None]))
+    match = rc.download(study.net, study.origin, study.named, mid, reports, tell=False)
+    if study.staged:
+        folder = os.path.join(study.staged, mid)
+        about = {"kind": "match", "id": mid, "address": match.origin, "rubric": None}
+        keep(new_copy(folder), match.files, about, folder)
+    return match
+
+
+def match_changes(rc, match, mid, old):
+    """--against: each of the match's files and fields that changed since the copy in OLD/<id>."""
     prior = os.path.join(old, mid)
-    if not os.path.isdir(prior): return [(mid, "(the match)", "(absent)", "(read now)")]
-    return [(mid + "/" + c["file"], c["where"], c["was"], c["now"]) for c in rc.against(source, prior)]
+    if not os.path.isdir(prior):
+        return 1, [{"file": mid, "where": "(the match)", "was": "(absent)", "now": "(read now)"}]
+    before = rc.saved_match(inside(prior, old))
+    if before.about is None:
+        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % prior)
+    count, changes = copy_changes(before.files, match.files)
+    return count, [dict(c, file=mid + "/" + c["file"]) for c in changes]
+
 
 # ---------------------------------------------------------------- the files
 # Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
@@ -778,7 +789,7 @@ def read_csv(body, name, forms, key, flags):
     text = text.replace("\x00", "\udc00")
     not_text, columns, required = NOT_TEXT.search(text) is not None, tuple(forms), key + flags
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
-    csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
+    csv.field_size_limit(MAX_BYTES)   # a long field reaches the form check, which names it
     record, rows, shared = [], [], {}     # record: the text of the record the reader is on
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places})
@@ -915,8 +926,9 @@ def _difference(f, form=" %+d"):
 def _table(head, rows):
     """Columns padded to their widest cell, cut into bands that each fit WIDTH beside the first."""
     widths, bands = [max(map(len, column)) for column in zip(head, *rows)], [[0]]
+    width = terminal_width()
     for i in range(1, len(head)):
-        if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > WIDTH:
+        if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > width:
             bands.append([0])
         bands[-1].append(i)
     return ["  ".join(r[i].ljust(widths[i]) for i in band).rstrip() for band in bands for r in [head] + rows]
@@ -980,15 +992,9 @@ def report_text(header, result, every):
         "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
         "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
             counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
-    lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
-    return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
-        line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
-
-def verdict_line(named):
-    """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
-    parts = ["%s: %s" % (word, ", ".join(names[:12]) + " and %d more" % (len(names) - 12) * (len(names) > 12))
-             for word, names in named if names]
-    return "; ".join(parts) or "every figure same, every check agrees"
+    lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
+    width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
+    return "\n".join([part for line in lines for part in wrapped(line, width)] + [one_line(verdict, len(verdict))])
 
 def study_verdict(result):
     """The study's verdict line: figures by their key, checks by number, then each match's findings."""
@@ -1015,7 +1021,7 @@ def _summary(result):
     return dict(counts, matches=len(result.matches), matchesRecompute=sum(1 for m in result.matches
                 if m["audits"] and not any(a["exit"] for a in m["audits"])),
                 unreadable=[m["match"] for m in result.matches if "error" in m], rows=result.rows,
-                waited=round(BUSY["waited"]),
+                waited=round(result.waited),
                 rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows})
 
 def match_lines(matches):
@@ -1046,7 +1052,7 @@ def _json_figure(f):
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
 def report_json(study_id, address, sources, result, status, against, copy):
-    return json.dumps({
+    return {
         "script": SCRIPT, "version": VERSION, "exit": status, "study": study_id, "address": address,
         "sources": sources, **({"copy": copy} if copy else {}),
         "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
@@ -1054,535 +1060,971 @@ def report_json(study_id, address, sources, result, status, against, copy):
             d for m in result.matches for d in m["differences"]]}),
         "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
         "trusted": result.trust, "verdict": study_verdict(result),
-        **({"against": against} if against else {})}, indent=1, ensure_ascii=True)
+        **({"against": against} if against else {})}
 
-# ---------------------------------------------------------------- saved copies
-SCRIPT, VERSION = "recompute_study.py", "3.1"
+# ---------------------------------------------------------------- gather the study
 FILES = {"trials": "trials.csv", "seats": "seats.csv", "page": "profile.json", "recipe": "recipe.json"}
-SAVED = "saved.json"   # last, as recompute.py's: kind, id, address, savedAt, rubric, script, version, sha256
-SHOWN_CHANGES = 40          # changes listed before "... and N more"
+STUDY_FILE = r"(trials|seats)\.csv|(profile|recipe)\.json"
+# A study's address, checked whole before it is split: no escape, space or control character.
+STUDY_ADDRESS = re.compile(
+    r"(https?://(?:[^/?#@\s]*@)?(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?"
+    r"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or .. in it
+    r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
 
-def read_file(path, folder, what):
-    """`what`, from a regular file (no FIFO, device or folder), inside `folder` if one is given."""
-    inside = folder and os.path.realpath(folder)
-    if inside and os.path.commonpath([inside, os.path.realpath(path)]) != inside:
-        raise Unreadable("%s: a link leading outside %s: not read" % (what, _shown(folder)))
-    try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
-    except OSError as error:
-        raise Unreadable("cannot read %s: %s" % (what, error.strerror or error))
-    with os.fdopen(handle, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            raise Unreadable("%s is not a regular file: not read" % what)
-        body = stream.read(MAX_RESPONSE_BYTES + 1)
-    if len(body) > MAX_RESPONSE_BYTES:
-        raise Unreadable("%s is over the %d-byte cap" % (what, MAX_RESPONSE_BYTES))
-    return body
-
-def read_saved(folder, option):
-    """A study copy's saved.json, with `faults`: each file it lists that is not the one saved."""
-    name, where = os.path.join(folder, SAVED), option + _shown(folder)
-    if not os.path.lexists(name):
-        present = [n for n in FILES.values() if os.path.lexists(os.path.join(folder, n))]
-        raise Unreadable("%s: %s (no %s; present: %s)" % (where, "an incomplete copy" if present else
-                         "not a folder --save wrote", SAVED, ", ".join(present) or "none of a study's files"))
-    saved = read_json(read_file(name, folder, option + _shown(name)), option + _shown(name))
-    if not (isinstance(saved, dict) and saved.get("kind") == "study" and isinstance(saved.get("address"), str)
-            and isinstance(saved.get("savedAt"), str) and isinstance(saved.get("sha256"), dict)):
-        raise Unreadable("%s: not a study --save wrote (%s has no kind study, address, savedAt, sha256)"
-                         % (where, SAVED))
-    saved["faults"] = list(filter(None, (_saved_fault(folder, saved, n) for n in sorted(saved["sha256"]))))
-    return saved
-
-def _saved_fault(folder, saved, name):
-    """Why a file saved.json lists is not the file saved, or None."""
-    if name not in FILES.values(): return "%s lists %s, not a file of a saved study" % (SAVED, _shown(name))
-    if not os.path.lexists(os.path.join(folder, name)):
-        return "%s: missing from the copy saved %s (%s lists it)" % (name, _shown(saved["savedAt"]), SAVED)
-    try:
-        body = read_file(os.path.join(folder, name), folder, name)
-    except Unreadable as error:
-        return "%s: not the file saved %s (%s)" % (name, _shown(saved["savedAt"]), error)
-    if hashlib.sha256(body).hexdigest() != saved["sha256"][name]:
-        return "%s: not the file saved %s (sha256 differs)" % (name, _shown(saved["savedAt"]))
-
-def changes_since(old, study_id, bodies):
-    """(file, where, was, now) of each change between the saved folder `old` and the files read now."""
-    changes = []
-    for name in FILES.values():
-        path = os.path.join(old, name)
-        was = (read_file(path, old, "--against %s: %s" % (_shown(old), name))
-               if os.path.lexists(path) else None)
-        now = bodies.get(name)
-        if was == now: continue
-        if was is None or now is None:
-            changes.append((name, "", "(absent)" if was is None else "(saved)",
-                            "(absent)" if now is None else "(read now)"))
-        else:
-            changes += (_csv_changes if name.endswith(".csv") else _json_changes)(name, was, now, study_id)
-    return changes
-
-def _csv_rows(body):
-    try:
-        return list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline="")))
-    except csv.Error:
-        return [["(not CSV)"]]
-
-def _csv_changes(name, was, now, study_id):
-    """Each line one side lacks, and each field that differs, named by its line and column."""
-    was, now, changes = _csv_rows(was), _csv_rows(now), []
-    for line, (a, b) in enumerate(zip_longest(was, now), 1):
-        if a is None or b is None:
-            changes.append((name, "line %d" % line) + tuple("(absent)" if r is None else ",".join(r)
-                                                            for r in (a, b)))
-            continue
-        if len(a) != len(b) or len(a) > len(now[0]):   # a line of other width: one change, not a field each
-            changes.append((name, "line %d" % line, "%d fields" % len(a), "%d fields" % len(b)))
-            continue
-        changes += [(name, "line %d %s" % (line, head), x, y) for head, x, y in zip(now[0], a, b) if x != y]
-    return changes
-
-def _json_changes(name, was, now, study_id):
-    """Each value that differs, named by its path; on the profile only the study's card."""
-    def walk(where, was, now):
-        if isinstance(was, dict) and isinstance(now, dict):
-            for key in list(was) + [k for k in now if k not in was]:
-                walk("%s.%s" % (where, key), was.get(key, "(absent)"), now.get(key, "(absent)"))
-        elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
-            for index, (a, b) in enumerate(zip(was, now)):
-                walk("%s[%d]" % (where, index), a, b)
-        elif was != now:
-            found.append((name, where.lstrip("."), was, now))
-    found = []
-    try:
-        was, now = json.loads(was.decode("utf-8")), json.loads(now.decode("utf-8"))
-        if name == FILES["page"]:
-            name += " (the study's card)"
-            was, now = ([c for c in p["studies"] if isinstance(c, dict) and c.get("id") == study_id]
-                        if isinstance(p, dict) and isinstance(p.get("studies"), list) else p
-                        for p in (was, now))
-        walk("", was, now)
-    except (ValueError, RecursionError):
-        return [(name, "", "(the saved bytes)", "(other bytes)")]
-    return found
-
-# ---------------------------------------------------------------- the address
-# The whole address, checked before it is split: no userinfo, escape, space or control character anywhere.
-STUDY_ADDRESS = re.compile(r"(https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?"
-                           r"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or .. in it
-                           r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
 
 def parse_study_address(address, base="https://daishi.ai", named="default"):
-    """(base, handle, study id, address, what named its server) of https://host[/prefix]/u/<handle>/studies/
-    <id>, as pasted, or of its path alone (/u/...) under base, which `named` named."""
+    """(base, handle, study id, address, what named its server) of https://host[/prefix]/u/
+    <handle>/studies/<id>, as pasted, or of its path alone (/u/...) under base."""
     path = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
     if named == "--base" and not path.startswith("/u/"):
-        raise Usage("--base names the server for a study's path (/u/<handle>/studies/<id>), and %s names "
-                    "its own: give one or the other" % _shown(path))
+        raise Usage("--base names the server for a study's path (/u/<handle>/studies/<id>), and "
+                    "%s names its own: give one or the other" % _shown(path))
     match = STUDY_ADDRESS.fullmatch(base.rstrip("/") + path if path.startswith("/u/") else path)
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
-        raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/s_<8 hex "
-                         "digits>, its path /u/..., or a folder --save wrote)" % _shown(address))
+        if MATCH_ID.match(path):
+            raise Usage("%s is a match: audit it with recompute.py %s" % (path, path))
+        raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
+                         "s_<8 hex digits>, its path /u/..., or a folder --save wrote)"
+                         % _shown(address))
     named = named if path.startswith("/u/") else "the study's address"
     return match.group(1), match.group(3), match.group(4), match.group(), named
 
-# ---------------------------------------------------------------- fetching
-# One deadline per request, a 5xx's retry included: a timer then shuts its sockets, whatever they wait on.
-WATCHED = []  # a copy of each socket the current request opened, shut down at its deadline
-TOO_LATE = "network failure fetching %s: no whole answer within %g s"
-BUSY = {"lock": threading.Lock(), "next": 0.0, "pace": 0.0, "waited": 0.0}  # recompute.py's too, --matches
 
-class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Redirects within the base's origin only; sockets the deadline shuts whatever they wait on."""
-    def __init__(self, base, named):
-        super().__init__(context=ssl.create_default_context())
-        self.origin, self.named = "%s://%s" % urllib.parse.urlsplit(base)[:2], named
+class Gather:
+    """The study's files, each from its --option FILE, else the saved folder's copy (one its
+    saved.json lists, checked), else (online) the platform: `files` by name, `used` where each
+    came from."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        parts = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
-        if "%s://%s" % parts[:2] != self.origin:
-            raise Unreadable("%s redirects to %s://%s, another origin than the one named by %s: refused"
-                             % (req.full_url, parts.scheme, parts.netloc, self.named))
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+    def __init__(self, args, net, origin, copy):
+        self.args, self.net, self.origin, self.copy = args, net, origin, copy
+        given = (args.trials, args.seats, args.page)
+        self.offline = copy is not None or None not in given
+        self.files, self.used = {}, {}
 
-    def http_open(self, req, kind=http.client.HTTPConnection, **tls):
-        def connection(host, **options):
-            conn = kind(host, **options)
-            conn._create_connection = watch
-            return conn
-        return self.do_open(connection, req, **tls)
-
-    def https_open(self, req):
-        return self.http_open(req, http.client.HTTPSConnection, context=self._context)
-
-def watch(*address):
-    sock = socket.create_connection(*address)
-    WATCHED.append(sock.dup())
-    return sock
-
-def shut_watched():
-    for sock in WATCHED:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-def http_get(opener, url, what):
-    """The body of a 200 answer, decoded, within the size cap and one deadline (a 5xx's retry included); a
-    429's or 503's Retry-After waited out, outside it (60 s at most, BUSY_SECONDS a run), and asked again."""
-    while True:
-        deadline = time.monotonic() + TIMEOUT_SECONDS
-        timer = threading.Timer(TIMEOUT_SECONDS, shut_watched)
-        timer.daemon = True
-        timer.start()
-        try:
-            for attempt in (1, 2):
-                try:
-                    with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as response:
-                        return read_capped(response, url, deadline, MAX_RESPONSE_BYTES)
-                except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
-                    code = error.code if isinstance(error, urllib.error.HTTPError) else None
-                    after = code in (429, 503) and error.headers.get("Retry-After", "").strip()
-                    wait = max(int(after), 1) if after and re.fullmatch("[0-9]{1,6}", after) else 0
-                    if time.monotonic() >= deadline: raise Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))
-                    if 0 < wait <= min(60, BUSY_SECONDS - BUSY["waited"]): break
-                    if code is None or code < 500 and code != 429 or attempt == 2 or wait:
-                        raise _failure(error, code, url, what, opener.named, deadline)
-                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
-        finally:
-            timer.cancel()
-            while WATCHED:
-                WATCHED.pop().close()
-        BUSY["waited"] += wait  # the platform was busy: waited out past the request's deadline, asked anew
-        time.sleep(wait)
-
-def read_capped(response, url, deadline, cap):
-    """The whole body, gzip decoded as it arrives, within the cap (on its decoded size) and the deadline."""
-    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
-    if encoding not in ("identity", "gzip", "x-gzip"):
-        raise Unreadable("%s: sent in the %s encoding, which this script does not read"
-                         % (url, _shown_field(encoding)))
-    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
-    body, chunk = bytearray(), True
-    try:
-        while chunk:
-            chunk = data = response.read1(1 << 16)
-            if time.monotonic() >= deadline: raise Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))
-            while data:  # decoded at most one byte past the cap, the rest of the chunk kept for the next turn
-                body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
-                data = inflate.unconsumed_tail if inflate else b""
-                if len(body) > cap: raise Unreadable("%s: more than the %d-byte cap" % (url, cap))
-    except zlib.error as error:
-        raise Unreadable("%s: not a whole gzip stream (%s)" % (url, error))
-    if getattr(response, "length", None) or inflate and (not inflate.eof or inflate.unused_data):
-        raise Unreadable("network failure fetching %s: the answer is cut short" % url)
-    return body
-
-def _failure(error, code, url, what, named, deadline):
-    """The error, naming its culprit: the platform's answer (and its reason, where its body holds one), the
-    proxy (and the variable naming it), the server's certificate, or the server (and what named it)."""
-    reason, parts, why = getattr(error, "reason", error), urllib.parse.urlsplit(url), None
-    try:
-        why = code and json.loads(read_capped(error, url, deadline, 65536).decode("utf-8")).get("reason")
-    except (Unreadable, http.client.HTTPException, OSError, ValueError, AttributeError, RecursionError):
-        pass
-    if time.monotonic() >= deadline: return Unreadable(TOO_LATE % (url, TIMEOUT_SECONDS))  # a slow body
-    why = why if isinstance(why, str) else None
-    if code == 409:
-        return Unreadable("the study is still playing (%s answers 409): %s"
-                          % (what, why or "no reason given"))
-    if code == 404:
-        return Unreadable("%s answers 404: no such %s%s" % (
-            url, what, ", or a run set (a run set has no files)" * what.endswith(".csv")))
-    proxy = not urllib.request.proxy_bypass(parts.netloc) and urllib.request.getproxies().get(parts.scheme)
-    names = [n for n in (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY") if os.environ.get(n)]
-    proxy = proxy and "the proxy %s (named by %s)" % (urllib.parse.urlsplit(proxy).netloc or proxy,
-                                                      names[0] if names else "the system's settings")
-    server = "%s (named by %s%s)" % (parts.netloc, named, ", through " + proxy if proxy else "")
-    if isinstance(reason, ssl.SSLCertVerificationError):
-        return Unreadable("%s: the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE"
-                          " to its certificate; on macOS, run Install Certificates.command (python.org's "
-                          "Python)" % (what, server, reason.verify_message))
-    if code is None:  # what did not answer: the proxy where there is one (its tunnel too), else the server
-        return Unreadable("network failure fetching %s: %s: %s"
-                          % (url, proxy or server, getattr(reason, "strerror", 0) or reason))
-    after = code in (429, 503) and error.headers.get("Retry-After")
-    return Unreadable("the platform was busy: " * (code in (429, 503)) + "%s answers HTTP %d%s%s" % (
-        proxy if code == 407 and proxy else url, code, " (Retry-After %s s: past what the script waits, 60 s "
-        "at once, %d s a run)" % (after, BUSY_SECONDS) if after else "", ": " + why if why else ""))
-
-class Sources:
-    """Each file from its saved copy, else (unless offline) from the study's origin; kept with --save."""
-    def __init__(self, args, origin, folder):
-        self.args, self.origin, self.folder = args, origin, folder
-        self.offline = folder is not None or None not in (args.trials, args.seats, args.page)
-        self.used, self.bodies = {}, {}
-
-    def get(self, option, path, what):
-        name, saved = FILES[option], getattr(self.args, option)
-        where = "--%s %s" % (option, _shown(saved))
-        copy = self.folder and os.path.join(self.folder, name)
-        if saved is None and copy and (option != "recipe" or os.path.exists(copy)):
-            saved, where = copy, "the saved folder's %s" % _shown(copy)
-        if saved is not None:
-            body = read_file(saved, self.folder if saved == copy else None, "%s from %s" % (what, where))
-            self.used[name] = "saved copy " + _shown(saved)
+    def get(self, option, path):
+        name, given = FILES[option], getattr(self.args, option)
+        if given is not None:
+            self.files[name] = read_file(given, None)
+            self.used[name] = "saved copy " + _shown(given)
+        elif self.copy is not None and name in self.copy[1]:
+            self.files[name] = self.copy[1][name]
+            self.used[name] = "saved copy " + _shown(os.path.join(self.args.address, name))
         elif self.offline:
-            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; "
-                             "give it with --%s FILE" % (what, option))
+            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; give it "
+                             "with --%s FILE" % (name, option))
         else:
-            opener = urllib.request.build_opener(Guarded(self.origin, self.args.named))
-            opener.addheaders = [("User-Agent", "%s/%s" % (SCRIPT, VERSION)), ("Accept-Encoding", "gzip")]
-            opener.named = self.args.named
-            body = http_get(opener, self.origin + path, what)
+            self.files[name] = self.fetch(self.origin + path, name)
             self.used[name] = "served " + self.origin + path
-        self.bodies[name] = body
-        self.save(name, what, body)
-        return body
+        return self.files[name]
 
-    def save(self, name, what, body):
-        """DIR/name written whole under a temporary name, then renamed over it (a link there is replaced)."""
-        if not self.args.save: return
+    def fetch(self, url, name):
         try:
-            os.makedirs(self.args.save, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.args.save, prefix=".part-")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(body)
-                os.replace(temporary, os.path.join(self.args.save, name))
-            finally:
-                if os.path.exists(temporary): os.unlink(temporary)
-        except OSError as error:
-            raise Unreadable("--save %s: cannot save %s there: %s"
-                             % (_shown(self.args.save), what, error.strerror or error))
+            return self.net.get(url, name, self.args.named)
+        except Unreadable as err:
+            if getattr(err, "status", None) == 404 and name.endswith(".csv"):
+                raise Unreadable("%s, or a run set (a run set has no files)" % err)
+            raise
+
+
+def read_study(gather, handle, study_id):
+    """trials.csv, seats.csv, the page's reading and, under the anytime rule, the recipe's rho."""
+    base = "/u/%s/studies/%s/" % (handle, study_id)
+    trials = read_trials(gather.get("trials", base + "trials.csv"))
+    seats = read_seats(gather.get("seats", base + "seats.csv"))
+    profile = read_json(gather.get("page", "/u/%s.json" % handle), "the profile JSON")
+    card, reading = find_reading(profile, study_id)
+    if trials[0]["stopping_rule"] != "anytime":
+        if gather.args.recipe is not None:  # said in the report's head, as where each file came from
+            gather.used["recipe.json"] = "not read (--recipe %s): the rule is %s, not anytime" % (
+                _shown(gather.args.recipe), trials[0]["stopping_rule"])
+        return trials, seats, reading, None
+    recipe_id = card.get("recipe")
+    if not isinstance(recipe_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", recipe_id):
+        raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its "
+                         "rho" % (study_id, _shown_field(_shown(recipe_id) or "null")))
+    recipe = gather.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id))
+    return trials, seats, reading, read_rho(read_json(recipe, "the recipe JSON"), recipe_id)
+
+
+def saved_study(folder, option=""):
+    """A study copy --save wrote: (saved.json, its files), every file checked; else refused."""
+    about, files = read_copy(folder, "study", STUDY_FILE)
+    if about is None:
+        present = [n for n in FILES.values() if os.path.lexists(os.path.join(folder, n))]
+        raise Unreadable("%s%s: %s (no %s; present: %s)" % (
+            option, _shown(folder), "an incomplete copy" if present else "not a folder --save wrote",
+            SAVED, ", ".join(present) or "none of a study's files"))
+    return about, files
+
+
+def card_only(files, study_id):
+    """The files as --against compares them: of the profile, only the study's card."""
+    out = dict(files)
+    if FILES["page"] in out:
+        try:
+            profile = json.loads(out.pop(FILES["page"]))
+            cards = [c for c in profile["studies"] if isinstance(c, dict) and c.get("id") == study_id]
+        except (ValueError, RecursionError, TypeError, KeyError):
+            cards = "(not a profile)"
+        out["profile.json (the study's card)"] = json.dumps(cards).encode()
+    return out
+
 
 # ---------------------------------------------------------------- main
 EPILOG = """example: python3 recompute_study.py /u/kim/studies/s_eee65f53 --save kim
   and later, offline: python3 recompute_study.py kim
 A table cell a/b is published/recomputed, shown where the two differ (--all:
 a row per figure). --against OLD wants the folder --save wrote.
-environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take
+environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may
+take (30); DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
 exit status: 0 every figure matches and every check agrees; 1 a figure
 differs, a check fails or --against finds a change; 2 the study cannot be
-read (or a usage error); 130 interrupted; 141 stdout closed"""
+read, the platform busy, or a usage error; 130 interrupted; 141 stdout closed"""
+OPTIONS = (
+    ("--trials FILE", "read this saved trials.csv instead of the served one"),
+    ("--seats FILE", "read this saved seats.csv instead of the served one"),
+    ("--page FILE", "read this saved profile JSON (the page's reading)"),
+    ("--recipe FILE", "read this saved recipe JSON (anytime rule)"),
+    ("--base URL", "the server to read a study's path /u/<handle>/studies/<id> from "
+     "(default https://daishi.ai, or $DAISHI_BASE)"),
+    ("--save DIR", "keep every file read in DIR, with saved.json (address, time, sha256 of each)"),
+    ("--against OLD", "list what changed since the copy --save wrote in OLD"),
+    ("--matches", "audit every trial's match too, with recompute.py from this script's folder, "
+     "and tie every row to its record (study.md §8)"),
+    ("--jobs N", "with --matches: N matches at a time (1 to 16, default 4)"),
+    ("--all", "print every figure on its own row"),
+    ("--json", "print the result as one JSON document"))
 
-class Parser(argparse.ArgumentParser):
-    """argparse whose usage error is one line (and, under --json, a JSON document too), as recompute.py's."""
-    def error(self, message):
-        raise Usage("%s (see %s --help)" % (message, SCRIPT))
 
 def parse_arguments(argv):
-    parser = Parser(
-        prog=SCRIPT, formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Recompute a daishi.ai study page's reading from its files and compare.",
-        epilog=EPILOG)
-    parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/studies/<id>, "
-                                        "its path /u/<handle>/studies/<id>, or a folder --save wrote")
-    for option, text in (
-            ("--trials FILE", "read this saved trials.csv instead of the served one"),
-            ("--seats FILE", "read this saved seats.csv instead of the served one"),
-            ("--page FILE", "read this saved profile JSON (the page's reading)"),
-            ("--recipe FILE", "read this saved recipe JSON (anytime rule)"),
-            ("--base URL", "the server to read a study's path /u/<handle>/studies/<id> from "
-                           "(default %s, or $%s)" % (DEFAULT_BASE, BASE_ENV)),
-            ("--save DIR", "keep every file read in DIR, with saved.json "
-                           "(address, time, sha256 of each file)"),
-            ("--against OLD", "list what changed since the copy --save wrote in OLD"),
-            ("--matches", "audit every trial's match too, with recompute.py from this script's folder, "
-                          "and tie every row to its record (study.md §8)"),
-            ("--jobs N", "with --matches: N matches at a time (1 to 16, default 4)"),
-            ("--all", "print every figure on its own row"),
-            ("--json", "print the result as one JSON document")):
+    parser = Parser(prog=SCRIPT, formatter_class=argparse.RawDescriptionHelpFormatter,
+                    description="Recompute a daishi.ai study page's reading from its files and "
+                    "compare.", epilog=EPILOG)
+    parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/"
+                        "studies/<id>, its path /u/<handle>/studies/<id>, or a folder --save wrote")
+    for option, text in OPTIONS:
         flag, _, metavar = option.partition(" ")
         kind = {"metavar": metavar} if metavar else {"action": "store_true"}
         parser.add_argument(flag, help=text, **kind)
     args = parser.parse_args(argv)
-    if args.jobs is not None and not (args.jobs.isdigit() and 1 <= int(args.jobs) <= 16 and args.matches):
-        parser.error("--jobs takes a number from 1 to 16, with --matches")
+    if args.jobs is not None and not args.matches:
+        parser.error("--jobs goes with --matches")
+    if args.jobs is not None and not re.fullmatch("[0-9]{1,2}", args.jobs) or not 1 <= int(
+            args.jobs or 4) <= 16:
+        parser.error("--jobs takes a number from 1 to 16, got %s" % _shown_field(args.jobs))
     args.jobs = int(args.jobs or 4)
-    global TIMEOUT_SECONDS
-    try:
-        TIMEOUT_SECONDS = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
-    except ValueError:
-        TIMEOUT_SECONDS = -1
-    if not 0 < TIMEOUT_SECONDS < math.inf:
-        parser.error("$%s must be a number of seconds above 0" % TIMEOUT_ENV)
-    env = os.environ.get(BASE_ENV)
-    args.named = "--base" if args.base is not None else BASE_ENV if env else "default"
-    args.base = (args.base if args.base is not None else env or DEFAULT_BASE).strip()
-    if not re.fullmatch(r"https?://[^/?#@\s]+(/[\w.~-]+)*/?", args.base):  # a mirror's path may follow
-        parser.error("%s must be an http:// or https:// address, got %s"
-                     % (args.named, _shown(args.base)))
+    args.base, args.named = server(args.base)
     return args
 
-def read_study(sources, handle, study_id):
-    """trials.csv, seats.csv, the page's reading and, under the anytime rule, the recipe's rho."""
-    base = "/u/%s/studies/%s/" % (handle, study_id)
-    trials = read_trials(sources.get("trials", base + "trials.csv", "trials.csv"))
-    seats = read_seats(sources.get("seats", base + "seats.csv", "seats.csv"))
-    profile = read_json(sources.get("page", "/u/%s.json" % handle, "profile"), "the profile JSON")
-    card, reading = find_reading(profile, study_id)
-    if trials[0]["stopping_rule"] != "anytime":
-        return trials, seats, reading, None
-    recipe_id = card.get("recipe")
-    if not isinstance(recipe_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", recipe_id):
-        raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its rho"
-                         % (study_id, _shown_field(_shown(recipe_id) or "null")))
-    recipe = sources.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id), "recipe %s" % recipe_id)
-    return trials, seats, reading, read_rho(read_json(recipe, "the recipe JSON"), recipe_id)
 
 def load_recompute():
-    """recompute.py from this script's own folder, nothing on sys.path searched (--matches only)."""
+    """recompute.py from this script's own folder, nothing on sys.path searched, nothing written
+    beside it (no __pycache__): --matches only."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recompute.py")
     if not os.path.isfile(path):
-        raise Usage("--matches audits each match with recompute.py, and there is none beside this script "
-                    "in %s: put it there (curl -sO https://daishi.ai/recompute.py)" % os.path.dirname(path))
+        raise Usage("--matches audits each match with recompute.py, and there is none beside this "
+                    "script in %s: put it there (curl -sO https://daishi.ai/recompute.py)"
+                    % os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("recompute", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.TIMEOUT_SECONDS, module.BUSY_SECONDS, module.BUSY = TIMEOUT_SECONDS, BUSY_SECONDS, BUSY  # one run
-    LOADED.append(module)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
+
 
 def audit_all(rc, groups, args, study):
     """Each match of the study, args.jobs at a time, in trial order; progress on a terminal."""
-    results, tty, pool = [], sys.stderr.isatty(), ThreadPoolExecutor(max_workers=args.jobs)
+    results, pool = [], ThreadPoolExecutor(max_workers=args.jobs)
     futures = [pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()]
     for i, future in enumerate(futures):
-        if tty:
-            print("\rmatch %d/%d " % (i + 1, len(futures)), end="", file=sys.stderr, flush=True)
+        progress("match %d/%d" % (i + 1, len(futures)))
         while wait([future], timeout=0.25).not_done:
             pass  # a timed wait: Ctrl-C reaches the main thread between two
         results.append(future.result())
         futures[i] = None
         failed = results[-1]
         if "error" in failed:
-            sys.stderr.write("\r\x1b[K" * tty + one_line("%s: %s (trial %d arm %d): %s" % (
-                SCRIPT, failed["match"], *failed["trials"][0], failed["error"])) + "\n")
+            progress("")
+            say("%s: %s (trial %d arm %d): %s" % (SCRIPT, failed["match"], *failed["trials"][0],
+                                                   failed["error"]))
     pool.shutdown()
-    if tty: sys.stderr.write("\r\x1b[K")
+    progress("")
     return results
+
 
 def run(args):
     rc = load_recompute() if args.matches else None
+    net = network(paced=True)
     folder = args.address if os.path.isdir(args.address) else None
     if folder and args.save:
-        raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the folder itself "
-                    "to keep it" % _shown(folder))
-    saved = read_saved(folder, "") if folder else None
-    given = (saved["address"],) if saved else (args.address, args.base, args.named)
+        raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the folder "
+                    "itself to keep it" % _shown(folder))
+    copy = old = None
+    try:
+        copy = saved_study(folder) if folder else None
+        old = saved_study(args.against, "--against ") if args.against else None
+    except Altered as err:
+        return altered(args, folder if copy is None else args.against, err, copy is None)
+    given = (copy[0]["address"],) if copy else (args.address, args.base, args.named)
     origin, handle, study_id, address, args.named = parse_study_address(*given)
-    old = read_saved(args.against, "--against ") if args.against else None
-    old_id = old and parse_study_address(old["address"])[2]
+    old_id = old and parse_study_address(old[0]["address"])[2]
     if old and old_id != study_id:
         raise Unreadable("--against %s holds %s, not %s" % (_shown(args.against), old_id, study_id))
-    faults = (saved or {}).get("faults", []) + ["--against %s: %s" % (_shown(args.against), f)
-                                                for f in (old or {}).get("faults", [])]
-    if faults: return altered(args, study_id, faults)
-    check_save(args)
-    sources = Sources(args, origin, folder)
-    trials, seats, reading, rho = read_study(sources, handle, study_id)
-    hashes = {name: hashlib.sha256(body).hexdigest() for name, body in sources.bodies.items()}
+    staged = new_copy(args.save) if args.save else None
+    try:
+        return audit_study(args, rc, net, (folder, copy, old), (origin, handle, study_id, address),
+                           staged)
+    finally:
+        if staged:
+            discard(staged)
+
+
+def audit_study(args, rc, net, copies, names, staged):
+    """Gather, read, recompute, keep, report: the study, and with --matches each match."""
+    (folder, copy, old), (origin, handle, study_id, address) = copies, names
+    gather = Gather(args, net, origin, copy)
+    trials, seats, reading, rho = read_study(gather, handle, study_id)
     terms, result = recompute(study_id, trials, seats, reading, rho)
-    if saved:
-        unlisted = sorted(n for n in hashes if saved["sha256"].get(n) != hashes[n])
-        result.check("the saved files are those %s lists (sha256)" % SAVED, not unlisted,
-                     "not among the files saved: %s" % ", ".join(unlisted) if unlisted else None)
-    changes = changes_since(args.against, study_id, sources.bodies) if old else []
+    result.waited = 0
+    count, changes = copy_changes(*(card_only(f, study_id) for f in (old[1], gather.files))) if (
+        old) else (0, [])
     if rc is not None:
-        end_to_end(rc, args, argparse.Namespace(folder=folder, origin=origin, metric=terms.metric), trials,
-                   seats, result)
-        changes += [c for m in result.matches for c in m.pop("changes", [])]
+        study = argparse.Namespace(folder=folder, origin=origin, metric=terms.metric, net=net,
+                                   staged=staged, named=args.named)
+        end_to_end(rc, args, study, trials, seats, result)
+        for m in result.matches:
+            count += m.pop("count", 0)
+            changes += m.pop("changes", [])
         read = {m["match"] for m in result.matches}
-        changes += [(name, "(the match)", "(saved)", "(absent)") for name in sorted(os.listdir(args.against))
-                    if re.fullmatch(r"m_[0-9a-f]{12}", name) and name not in read] if old else []
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    record = {"kind": "study", "id": study_id, "address": address, "savedAt": now, "rubric": None,
-              "script": SCRIPT, "version": VERSION, "sha256": hashes}
-    sources.save(SAVED, SAVED, (json.dumps(record, indent=1) + "\n").encode("ascii"))  # last: all else whole
+        gone = [n for n in sorted(os.listdir(args.against)) if MATCH_ID.match(n) and n not in read]
+        count += len(gone) if old else 0
+        changes += [{"file": n, "where": "(the match)", "was": "(saved)", "now": "(absent)"}
+                    for n in gone] if old else []
+    result.waited = net.waited
+    if staged:
+        about = {"kind": "study", "id": study_id, "address": address, "rubric": None}
+        keep(staged, gather.files, about, args.save)
+        gather.used["kept in"] = _shown(args.save)
     agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
-    status = max([0 if agree and not changes else 1] + [m["exit"] for m in result.matches or []])
-    result.changed = len(changes)
-    copy = saved and "saved copy of %s from %s, saved %s, every file verified" % (study_id, address,
-                                                                                  _shown(saved["savedAt"]))
-    print_report(args, (study_id, address, copy), sources, terms, result, status, (old, changes))
+    status = max([0 if agree and not count else 1] + [m["exit"] for m in result.matches or []])
+    result.changed = count
+    line = copy and "saved copy of %s from %s, saved %s, every file verified" % (
+        study_id, address, _shown(copy[0]["savedAt"]))
+    print_report(args, (study_id, address, line), gather, terms, result, status,
+                 (old, count, changes))
     return status
 
-def check_save(args):
-    """--save never overwrites a whole copy (with saved.json); an incomplete one it replaces, saying so."""
-    if args.save and os.path.lexists(os.path.join(args.save, SAVED)):
-        raise Usage("--save %s: that folder already holds a saved study (%s): save into another "
-                    "folder, or compare with --against" % (_shown(args.save), SAVED))
-    if args.save and any(os.path.lexists(os.path.join(args.save, name)) for name in FILES.values()):
-        sys.stderr.write(one_line("%s: replacing the incomplete copy in %s (it has no %s)"
-                                  % (SCRIPT, args.save, SAVED)) + "\n")
 
-def altered(args, study_id, faults):
-    """A saved copy not as saved: each file named as a failed check, nothing read from it shown (exit 1)."""
-    checks = [{"check": one_line(fault), "agrees": False, "detail": None} for fault in faults]
-    document = {"script": SCRIPT, "version": VERSION, "exit": 1, "study": study_id, "checks": checks}
-    print(json.dumps(document, indent=1, ensure_ascii=True) if args.json else "\n".join(
-        ["saved copy of %s: not what was saved" % study_id] + ["check FAILS: " + c["check"] for c in checks]))
+def altered(args, folder, err, own):
+    """A saved copy not as saved: each file named as a failed check, nothing read from it shown
+    (exit 1)."""
+    prefix, study_id = "" if own else "--against %s: " % _shown(folder), err.about.get("id")
+    checks = [{"check": one_line(prefix + f), "agrees": False, "detail": None} for f in err.faults]
+    if args.json:
+        print_json({"script": SCRIPT, "version": VERSION, "exit": 1, "study": study_id,
+                    "checks": checks})
+        return 1
+    print("saved copy of %s: not what was saved" % _shown(study_id))
+    for c in checks:
+        print("check FAILS: " + c["check"])
     return 1
 
-def print_report(args, names, sources, terms, result, status, against):
-    """The report, text or --json: names are (study id, address, the line naming a saved copy)."""
-    (study_id, address, copy), (old, changes) = names, against
+
+def print_report(args, names, gather, terms, result, status, against):
+    """The report, text or --json: names are (study id, address, the line naming a copy)."""
+    (study_id, address, copy), (old, count, changes) = names, against
     if args.json:
-        return print(report_json(study_id, address, sources.used, result, status, old and {
-            "folder": args.against, "savedAt": old["savedAt"],
-            "changes": [dict(zip(("file", "where", "was", "now"), c)) for c in changes]}, copy))
+        return print_json(report_json(study_id, address, gather.used, result, status, old and {
+            "folder": args.against, "savedAt": old[0]["savedAt"], "count": count,
+            "changes": changes}, copy))
     header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
-    header += ["  %s: %s" % item for item in sources.used.items()] + [
+    header += ["  %s: %s" % item for item in gather.used.items()] + [
         "  metric %s (%s, range %s, %s is better)" % (
             terms.metric, "a seat score" if terms.seat_score else "declared on the card",
             "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction),
         "  %s rule, effect %s, alpha %.6g per comparison over %d" % (
             terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
         "  a series, no comparisons"]
-    print(report_text(header + (_against_lines(args.against, old, changes) if old else []), result, args.all))
+    if old:
+        header += [""] + against_lines(args.against, old[0]["savedAt"], count, changes)
+    print(report_text(header, result, args.all))
 
-def _against_lines(folder, old, changes):
-    when, more = _shown(old["savedAt"]), len(changes) - SHOWN_CHANGES
-    if not changes:
-        return ["", "against %s: unchanged since %s" % (_shown(folder), when)]
-    return ["", "against %s, saved %s: %d change%s"
-            % (_shown(folder), when, len(changes), "s" if len(changes) > 1 else "")] + [
-        "  %s %s: %s -> %s" % (name, where, _clip(_shown(was), 40), _clip(_shown(now), 40))
-        for name, where, was, now in changes[:SHOWN_CHANGES]] + ["  ... and %d more" % more] * (more > 0)
-
-# Escaped wherever a file's or server's text is shown: C0 and C1 controls, DEL, the bidi marks,
-# embeddings, overrides and isolates, the Unicode line and paragraph separators.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-def one_line(message, limit=MAX_SHOWN):
-    """Text a file or server sent, on one line, controls and bidi marks escaped, cut when over-long."""
-    message = str(message)
-    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
-    return CONTROL.sub(lambda m: repr(m.group())[1:-1], message[:limit]) + more
 
 def main(argv=None):
-    global WIDTH
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    for stream in (sys.stdout, sys.stderr):     # text a stream cannot encode is written escaped (\\xdc)
-        getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
-    if sys.stdout.isatty():
-        WIDTH = max(60, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
-    args = argparse.Namespace(json="--json" in (sys.argv[1:] if argv is None else argv))
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        args = parse_arguments(argv)
-        return run(args)
-    except Usage as error:
-        message = str(error)
-    except Unreadable as error:
-        message = "cannot read the study: %s" % error
-    except OSError:  # stdout's (a closed pipe, a full disk): for the caller
-        raise
-    except Exception as error:  # a last resort: the checks above should leave nothing here
-        message = "cannot read the study: unexpected failure (%s: %s)" % (type(error).__name__, error)
+        return run(parse_arguments(argv))
+    except Usage as err:
+        message = str(err)
+    except Unreadable as err:
+        message = "cannot read the study: %s" % err
+    return fail(message, "--json" in argv)
+
+
+# ==================================================================== the shared block
+# From here to the block's end, the same text in recompute.py and recompute_study.py (a test
+# holds them to it): audited once. In the order a run uses it: the terminal and its one
+# escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
+# one function that sends requests; read_copy, the one that reads a saved copy), comparing two
+# copies, keeping one (keep, the one function that writes files), and running the command.
+MAX_SHOWN = 300  # characters of a record's or server's text shown, then a marker
+MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
+MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
+MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
+MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
+MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
+MOST_RETRY_AFTER = 60  # seconds, one wait a busy platform asks for: records.md §3's most
+RETRY_PAUSE_SECONDS = 1.0  # before the one retry after a 5xx, or a 429 without Retry-After
+PACE = 0.1  # seconds between requests: the platform's rate, 10 a second (records.md §3)
+BURST = 20  # requests the platform takes at once before its rate applies
+DEFAULT_BASE = "https://daishi.ai"
+SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, rubric, script,
+# version, sha256 (each file's)
+# Escaped in any text shown: C0 and C1 controls, DEL, the bidi marks, embeddings, overrides and
+# isolates, the Unicode line and paragraph separators.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]*@")  # user:password@ in an address: never shown
+PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
+WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
+
+
+class Unreadable(Exception):
+    """A record that cannot be read, or a copy or option that cannot be used: one line, exit 2."""
+
+
+class Usage(Unreadable):
+    """An option that cannot be used as given: one line naming --help, exit 2."""
+
+
+class Altered(Unreadable):
+    """A saved copy whose files are not those its saved.json lists: a failed check, exit 1."""
+
+
+def one_line(message, limit=MAX_SHOWN):
+    """Text as it may reach a terminal: one line, controls and bidi marks escaped (\\x1b,
+    \\u202e), a password in an address hidden (https://***@host), cut when over-long."""
+    message = CREDENTIALS.sub("***@", str(message))
+    more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
+    return CONTROL.sub(escape, message[:limit]) + more
+
+
+def escape(match):
+    return repr(match.group())[1:-1]
+
+
+def terminal_width():
+    """The columns a line may take: a terminal's, from 60 to 100; 100 when not a terminal."""
+    if not sys.stdout.isatty():
+        return 100
+    return max(60, min(100, shutil.get_terminal_size((100, 24)).columns))
+
+
+def wrapped(line, width):
+    """A line escaped, and where wider than width cut at a space (or mid-word when none) into
+    lines that end with ` \\` and go on indented four spaces: linear in the line's length."""
+    line = one_line(line, len(line))
+    out, start, indent = [], 0, ""
+    while len(indent) + len(line) - start > width:
+        offset = start - len(indent)  # where the shown line's position 0 falls in `line`
+        at = line.rfind(" ", offset + 8, offset + width - 1) - offset
+        at = at if at > 8 else width - 2
+        out.append((indent + line[start : offset + at]).rstrip() + " \\")
+        start, indent = offset + at, "    "
+        while line.startswith(" ", start):
+            start += 1
+    return out + [indent + line[start:]]
+
+
+def listed(lines, count=None):
+    """The first MAX_LISTED of a list of lines, then one saying how many more, of `count` in all."""
+    more = (len(lines) if count is None else count) - MAX_LISTED
+    return lines[:MAX_LISTED] + (["  ... and %d more" % more] if more > 0 else [])
+
+
+def say(line):
+    """A line on stderr, escaped, best effort: a stderr closed or full changes no exit status."""
+    try:
+        sys.stderr.write(one_line(line) + "\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def progress(line):
+    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
+    try:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + one_line(line) + "\x1b[K")
+            sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def print_json(document):
+    """The one JSON document a run prints, indented, ASCII; a password in an address hidden."""
+    print(CREDENTIALS.sub("***@", json.dumps(document, indent=1, ensure_ascii=True)))
+
+
+def verdict_line(named):
+    """The last line: each (word, names) that has names, the first 12 named; or that all agrees."""
+    parts = []
+    for word, names in named:
+        if names:
+            more = " and %d more" % (len(names) - 12) if len(names) > 12 else ""
+            parts.append("%s: %s%s" % (word, ", ".join(names[:12]), more))
+    return "; ".join(parts) or "every figure same, every check agrees"
+
+
+def fail(message, as_json, status=2):
+    """A run that ends on an error: one line on stderr, and under --json a document on stdout."""
     line = one_line("%s: %s" % (SCRIPT, message))
-    print(line, file=sys.stderr)
-    if args.json:
-        print(json.dumps({"script": SCRIPT, "version": VERSION, "exit": 2, "error": line}, ensure_ascii=True))
-    return 2
+    say(line)
+    if as_json:
+        print_json({"script": SCRIPT, "version": VERSION, "exit": status, "error": line})
+    return status
+
+
+# ------------------------------------------------------------------ the JSON reader
+def parse_json(raw, name):
+    """A JSON file, its numbers as the checks naming each field read them: NaN and Infinity as
+    floats, an integer past 16 digits (2**53's) as inf, since int() of a long one takes its
+    length squared. Python 3.11+ caps such integers at 4,300 digits on its own: there the C
+    parser's own int() is kept, for speed."""
+    many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
+    if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
+        raise Unreadable("%s: more than %d JSON values: not a record this script reads"
+                         % (name, MAX_JSON_VALUES))
+    capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=float,
+                          parse_int=None if capped else whole_number)
+    except UnicodeDecodeError as err:
+        raise Unreadable("%s: not UTF-8 text (byte 0x%02x at offset %d)"
+                         % (name, raw[err.start], err.start))
+    except (ValueError, RecursionError) as err:
+        raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
+
+
+def whole_number(digits):
+    return int(digits) if len(digits.lstrip("-")) <= 16 else math.inf
+
+
+# ------------------------------------------------------------------ gather: the network
+class Network:
+    """Every request a run sends: GET, to the server the user named, each within one deadline
+    (`timeout` seconds, a retry after a 5xx included), its body within MAX_BYTES once
+    decompressed. A 429's or 503's Retry-After is waited out, every thread holding, and the
+    request asked again, until the run's waits would pass `patience` seconds in all. From the
+    first such wait, requests come PACE apart; with `paced`, from the first request (bursts of
+    BURST allowed): a run of many records keeps under the platform's rate on its own."""
+
+    def __init__(self, timeout, patience, paced=False):
+        self.timeout, self.patience, self.paced = timeout, patience, paced
+        self.lock, self.waited, self.resume, self.due = threading.Lock(), 0.0, 0.0, 0.0
+
+    def get(self, url, what, named):
+        """The body of a 200 answer to GET url; `what` names the file and `named` what named the
+        server, in an error."""
+        while True:
+            self.take_turn()
+            try:
+                return request(url, what, named, self.timeout)
+            except Unreadable as err:
+                if getattr(err, "wait", None) is None:
+                    raise
+                self.wait_out(err)
+
+    def take_turn(self):
+        """Sleep until this request's turn, if one is due: past the platform's last wait and, once
+        paced, PACE after the one before (BURST of them at once with `paced`)."""
+        with self.lock:
+            now = time.monotonic()
+            burst = (BURST - 1) * PACE if self.paced is True else 0
+            turn = max(now, self.resume, self.due - burst)
+            if self.paced:
+                self.due = max(self.due, turn) + PACE
+        if turn - now > 0.001:  # a wait is due (a float's last bits are not one)
+            time.sleep(turn - now)
+
+    def wait_out(self, err):
+        """The platform asks the run to wait err.wait seconds: held, or given up past patience."""
+        with self.lock:
+            now = time.monotonic()
+            added = max(now + err.wait - max(self.resume, now), 0)
+            if err.wait > MOST_RETRY_AFTER or self.waited + added > self.patience:
+                raise Unreadable(
+                    "%s; it asks to wait %d s more, past the %d s a run waits for a busy platform "
+                    "(DAISHI_BUSY), after %d s of waiting: try again later"
+                    % (err, err.wait, self.patience, self.waited))
+            self.waited += added
+            self.resume = max(self.resume, now + err.wait)
+            self.paced = self.paced or "since busy"
+        progress("waiting %d s: the platform asks (%d)" % (err.wait, err.status))
+
+
+def request(url, what, named, timeout):
+    """One GET within one deadline (a retry after a 5xx included): a timer shuts its sockets then,
+    whatever they wait on. The answer decoded within MAX_BYTES; a failure as Unreadable with
+    .status, and .wait where the platform asks for one."""
+    deadline, retries = time.monotonic() + timeout, 0
+    opener = urllib.request.build_opener(Guarded(named))
+    opener.addheaders = [("User-Agent", "%s/%s" % (SCRIPT, VERSION)), ("Accept-Encoding", "gzip")]
+    parts = urllib.parse.urlsplit(url)
+    if "@" in parts.netloc:  # user:password@ sent as Basic authorization, not in the address
+        user, _, host = parts.netloc.rpartition("@")
+        token = base64.b64encode(urllib.parse.unquote(user).encode("utf-8")).decode("ascii")
+        opener.addheaders.append(("Authorization", "Basic " + token))
+        url = parts._replace(netloc=host).geturl()
+    sockets = WATCHED.sockets = []
+    timer = threading.Timer(timeout, shut, (sockets,))
+    timer.daemon = True
+    timer.start()
+    try:
+        while True:
+            try:
+                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as answer:
+                    return decoded(answer, url, (deadline, timeout), MAX_BYTES)
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
+                code = err.code if isinstance(err, urllib.error.HTTPError) else None
+                body = code and quietly(decoded, err, url, (deadline, timeout), 65536) or b""
+                wait = retry_after(err) if code in (429, 503) else None
+                again = code == 429 or (code or 0) >= 500
+                if again and wait is None and retries < 1 and time.monotonic() < deadline:
+                    retries += 1
+                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+                    continue
+                if time.monotonic() >= deadline:
+                    raise Unreadable("%s: %s sent no whole answer within %g s"
+                                     % (what, server_of(url, named), timeout))
+                cause = what_failed(err, code, body, url, named)
+                error = Unreadable("%s: %s" % (what, cause))
+                error.status, error.body, error.wait = code, body, wait
+                raise error
+    finally:
+        timer.cancel()
+        for sock in sockets:
+            sock.close()
+
+
+def shut(sockets):
+    for sock in sockets:
+        quietly(sock.shutdown, socket.SHUT_RDWR)
+
+
+def quietly(action, *args):
+    """action(*args), or None when what it acts on is closed or broken already (or over its cap)."""
+    try:
+        return action(*args)
+    except (OSError, http.client.HTTPException, Unreadable):
+        return None
+
+
+class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler,
+              urllib.request.HTTPSHandler):
+    """Redirects within the server asked only; each socket copied for the deadline to shut."""
+
+    def __init__(self, named):
+        super().__init__()
+        self.named = named
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        newurl = urllib.parse.urljoin(req.full_url, newurl)
+        if urllib.parse.urlsplit(newurl)[:2] != urllib.parse.urlsplit(req.full_url)[:2]:
+            raise Unreadable("%s redirects to %s, another server than the one named by %s"
+                             % (req.full_url, newurl, self.named))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    def http_open(self, req):
+        return self.do_open(watched(http.client.HTTPConnection), req)
+
+    def https_open(self, req):
+        return self.do_open(watched(http.client.HTTPSConnection), req, context=self._context)
+
+
+def watched(kind):
+    """A connection class whose sockets are each copied into WATCHED.sockets, for the deadline."""
+
+    def connection(host, **options):
+        conn = kind(host, **options)
+        conn._create_connection = watch
+        return conn
+
+    return connection
+
+
+def watch(*address):
+    sock = socket.create_connection(*address)
+    WATCHED.sockets.append(sock.dup())
+    return sock
+
+
+def retry_after(err):
+    """A 429's or 503's Retry-After in whole seconds (at least 1), or None where it gives none."""
+    value = (err.headers.get("Retry-After") or "").strip()
+    return max(int(value), 1) if re.fullmatch("[0-9]{1,6}", value) else None
+
+
+def decoded(response, url, deadline, cap):
+    """The whole body, gzip decoded as it arrives, within the cap (decoded) and the deadline
+    (when, and the seconds it allows)."""
+    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding not in ("identity", "gzip", "x-gzip"):
+        raise Unreadable("%s: sent in the %s encoding (Content-Encoding), which this script "
+                         "does not read" % (url, one_line(repr(encoding), 40)))
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
+    body, chunk = bytearray(), True
+    try:
+        while chunk:
+            chunk = data = response.read1(1 << 16)
+            if time.monotonic() >= deadline[0]:
+                raise Unreadable("%s: no whole answer within %g s" % (url, deadline[1]))
+            while data:  # at most one byte past the cap decoded, the rest kept for the next turn
+                body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
+                data = inflate.unconsumed_tail if inflate else b""
+                if len(body) > cap:
+                    raise Unreadable("%s: response larger than %d bytes%s"
+                                     % (url, cap, " once decompressed" if inflate else ""))
+    except zlib.error as err:
+        raise Unreadable("%s: not a whole gzip stream (%s)" % (url, err))
+    if getattr(response, "length", None):
+        raise Unreadable("%s: the connection closed %d bytes before the end of the answer"
+                         % (url, response.length))
+    if inflate and (not inflate.eof or inflate.unused_data):
+        raise Unreadable("%s: not a whole gzip stream (cut short, or more after its end)" % url)
+    if not inflate and body[:2] == b"\x1f\x8b":
+        raise Unreadable("%s: gzip-compressed, and no Content-Encoding says so: not read" % url)
+    return bytes(body)
+
+
+def server_of(url, named):
+    """The server a url names and what named it, and the proxy on the way, if any."""
+    proxy = proxy_of(url)
+    through = ", through " + proxy if proxy else ""
+    return "%s (named by %s%s)" % (urllib.parse.urlsplit(url).netloc.rpartition("@")[2], named, through)
+
+
+def proxy_of(url):
+    """The proxy a request for url goes through and the variable that named it, or None."""
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy or urllib.request.proxy_bypass(parts.netloc):
+        return None
+    names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
+    variable = next((name for name in names if os.environ.get(name)), "the system's settings")
+    return "the proxy %s (named by %s)" % (urllib.parse.urlsplit(proxy).netloc or proxy, variable)
+
+
+def what_failed(err, code, body, url, named):
+    """Why a request failed, naming the culprit: the proxy, the server's certificate, the
+    platform's answer (and the address answered) or the server, each with what named it."""
+    reason, proxy = getattr(err, "reason", err), proxy_of(url)
+    if proxy and (code == 407 or code is None and "Tunnel connection failed" in str(reason)):
+        return "%s refuses to pass it on (%s)" % (proxy, "%d %s" % (code, reason) if code else reason)
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return ("the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
+                "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
+                % (server_of(url, named), reason.verify_message))
+    if code is None:
+        why = getattr(reason, "strerror", 0) or reason
+        return "cannot reach %s (%s)" % (proxy or server_of(url, named), why)
+    busy = "the platform was busy (%s)" if code in (429, 503) else "%s"
+    where = "" if code == 409 else " at %s" % url  # which address was wrong
+    return busy % failure_text(code, body, reason) + where
+
+
+def failure_text(code, body, fallback):
+    """`409 the match is still playing: <reason>`, saying a thing once."""
+    try:
+        reason = json.loads(body.decode("utf-8")).get("reason")
+    except (ValueError, AttributeError, RecursionError):
+        reason = None
+    meaning = {404: "not found", 409: "the %s is still playing" % KIND, 400: "refused"}
+    meaning = meaning.get(code, str(fallback))
+    if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
+        return "%d %s" % (code, meaning)
+    said = reason if meaning.lower() in reason.lower() else meaning + ": " + reason
+    return "%d %s" % (code, said)
+
+
+def server(option):
+    """(base, what named it): --base as given, else $DAISHI_BASE, else the platform; checked."""
+    env = os.environ.get("DAISHI_BASE")
+    named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
+    base = (option if option is not None else env or DEFAULT_BASE).strip()
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
+        raise Usage("%s must be an http:// or https:// address, got %s (see %s --help)"
+                    % (named, one_line(json.dumps(base), 60), SCRIPT))
+    return base.rstrip("/"), named
+
+
+def network(paced=False):
+    """The run's Network, its deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
+    seconds = []
+    for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
+        try:
+            value = float(os.environ.get(name) or default)
+        except ValueError:
+            value = -1
+        if not 0 < value < math.inf:
+            raise Usage("$%s must be a number of seconds above 0 (see %s --help)" % (name, SCRIPT))
+        seconds.append(value)
+    return Network(*seconds, paced=paced)
+
+
+# ------------------------------------------------------------------ gather: a saved copy
+def read_file(path, folder):
+    """A regular file (no FIFO, device or folder), inside `folder` where one is given (no link
+    leading out), within MAX_BYTES."""
+    try:
+        if folder is not None:
+            inside(path, folder)
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
+    except OSError as err:
+        raise Unreadable("%s: cannot read (%s)" % (path, err.strerror or err))
+    with os.fdopen(handle, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise Unreadable("%s: not a regular file: not read" % path)
+        raw = f.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise Unreadable("%s: larger than %d bytes" % (path, MAX_BYTES))
+    return raw
+
+
+def inside(path, folder):
+    """path, where it does not lead out of folder (a link included)."""
+    real = os.path.realpath(folder)
+    if os.path.commonpath([real, os.path.realpath(path)]) != real:
+        raise Unreadable("%s: a link leading outside %s: not read" % (path, folder))
+    return path
+
+
+def read_copy(folder, kind, names):
+    """A copy --save wrote, as (about, files): saved.json read and checked, then each file it
+    lists read and checked against its sha256, and no other file; `names` matches a file of the
+    kind. A file not as saved: Altered (a failed check). No saved.json: (None, {}); the caller
+    says what the copy is then."""
+    path = os.path.join(folder, SAVED)
+    if not os.path.lexists(path):
+        return None, {}
+    about = parse_json(read_file(path, folder), path)
+    about = about if isinstance(about, dict) else {}
+    forms = {"kind": str, "id": str, "address": str, "savedAt": str, "sha256": dict}
+    bad = [key for key, form in forms.items() if not isinstance(about.get(key), form)]
+    if bad or about["kind"] != kind:
+        raise Unreadable("%s: not a saved %s (%s)" % (path, kind, "no " + bad[0] if bad else
+                                                      "kind " + one_line(about["kind"], 40)))
+    files, faults, size = {}, [], 0
+    for name, digest in sorted(about["sha256"].items()):
+        where = os.path.join(folder, *name.split("/"))
+        if not re.fullmatch(names, name) or not isinstance(digest, str):
+            faults.append("%s lists %s, not a file of a saved %s" % (SAVED, one_line(name), kind))
+        elif not os.path.lexists(where):
+            faults.append("%s: missing from the copy saved %s (%s lists it)"
+                          % (name, one_line(about["savedAt"]), SAVED))
+        else:
+            try:
+                files[name] = read_file(where, folder)
+            except Unreadable as err:
+                faults.append("%s: not the file saved %s (%s)"
+                              % (name, one_line(about["savedAt"]), str(err).partition(": ")[2]))
+                continue
+            size += len(files[name])
+            if size > MAX_COPY_BYTES:
+                raise Unreadable("%s: more than %d bytes in all: not a copy this script reads"
+                                 % (folder, MAX_COPY_BYTES))
+            if hashlib.sha256(files[name]).hexdigest() != digest:
+                faults.append("%s: not the file saved %s (sha256 differs)"
+                              % (name, one_line(about["savedAt"])))
+    if faults:
+        error = Altered("; ".join(faults))
+        error.about, error.faults = about, faults
+        raise error
+    return about, files
+
+
+# ------------------------------------------------------------------ --against: two copies
+def copy_changes(old, new):
+    """Each file one copy holds and the other not, then each field (JSON) or line (CSV) that
+    differs, as (count, the first MAX_CHANGES of {file, where, was, now})."""
+    changes = Changes()
+    for name in sorted(set(old) | set(new)):
+        was, now = old.get(name), new.get(name)
+        if was is None or now is None:  # a file on one side only: named, its content not carried
+            changes.add(name, "", *["(absent)" if b is None else "(the file)" for b in (was, now)])
+        elif was != now and name.endswith(".csv"):
+            csv_changes(name, was, now, changes)
+        elif was != now:
+            try:
+                json_changes(name, "", parse_json(was, name), parse_json(now, name), changes)
+            except (Unreadable, RecursionError):
+                changes.add(name, "", "(the saved bytes)", "(other bytes)")
+    return changes.count, changes.kept
+
+
+def against_lines(folder, saved_at, count, changes):
+    """--against's lines: unchanged, or CHANGED and the first changes (each side cut short)."""
+    where = "(%s)" % one_line(folder)
+    if not count:
+        return ["unchanged since %s %s" % (one_line(saved_at), where)]
+    lines = ["  %s %s: %s -> %s" % (one_line(c["file"]), one_line(c["where"] or "(the file)"),
+                                    clipped(c["was"]), clipped(c["now"])) for c in changes]
+    head = "CHANGED since %s %s: %d change%s" % (one_line(saved_at), where, count, "s" * (count > 1))
+    return [head] + listed(lines, count)
+
+
+def clipped(value):
+    """A value of a record as one short line: a string as it is, another value as JSON writes it
+    (a float as repr), 40 characters at most."""
+    text = value if isinstance(value, str) else repr(value) if isinstance(value, float) else (
+        json.dumps(value))
+    return one_line(text if len(text) <= 40 else text[:37] + "...", 40)
+
+
+class Changes:
+    """The changes found: every one counted, the first MAX_CHANGES kept (bounded memory)."""
+
+    def __init__(self):
+        self.count, self.kept = 0, []
+
+    def add(self, file, where, was, now):
+        self.count += 1
+        if len(self.kept) < MAX_CHANGES:
+            self.kept.append({"file": file, "where": where, "was": was, "now": now})
+
+
+def json_changes(name, path, was, now, changes):
+    """Each value that differs between two JSON documents, named by its path; 1 and 1.0 differ."""
+    if isinstance(was, dict) and isinstance(now, dict):
+        for key in list(was) + [k for k in now if k not in was]:
+            step = "." + key if re.fullmatch(r"[A-Za-z_]\w*", key) else "[%s]" % json.dumps(key)
+            sides = [side.get(key, "(absent)") for side in (was, now)]
+            json_changes(name, (path + step).lstrip("."), *sides, changes)
+    elif isinstance(was, list) and isinstance(now, list):
+        for i in range(max(len(was), len(now))):
+            sides = [side[i] if i < len(side) else "(absent)" for side in (was, now)]
+            json_changes(name, "%s[%d]" % (path, i), *sides, changes)
+    elif type(was) is not type(now) or repr(was) != repr(now):
+        changes.add(name, path, was, now)
+
+
+def csv_changes(name, was, now, changes):
+    """Each line one side lacks, and each field that differs, by its line and column; a line of
+    another width, or a long one, as one change."""
+    was, now = (io.StringIO(text.decode("utf-8", "replace"), newline="") for text in (was, now))
+    head = csv_fields(now.readline())
+    now.seek(0)
+    for number, (a, b) in enumerate(itertools.zip_longest(was, now), 1):
+        where = "line %d" % number
+        if a is None or b is None:
+            changes.add(name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)])
+        elif a != b:
+            a, b = csv_fields(a), csv_fields(b)
+            if None in (a, b, head) or len(a) != len(b) or len(a) > len(head):
+                changes.add(name, where, *["(a long line)" if x is None else "%d fields" % len(x)
+                                           for x in (a, b)])
+                continue
+            for column, x, y in zip(head, a, b):
+                if x != y:
+                    changes.add(name, "%s %s" % (where, column), x, y)
+
+
+def csv_fields(line):
+    """A CSV line's fields, or None for a line longer than 65,536 characters (never split)."""
+    return next(csv.reader([line.rstrip("\r\n")]), []) if len(line) <= 65536 else None
+
+
+# ------------------------------------------------------------------ keep
+def new_copy(folder):
+    """A new folder beside `folder`, to keep a copy in before it is placed; refused where
+    `folder` is there already."""
+    if os.path.lexists(folder):
+        raise Unreadable("--save: %s is there already; name another DIR or move it aside" % folder)
+    parent = os.path.dirname(os.path.abspath(folder))
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staged = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(folder) + ".part-")
+    except OSError as err:
+        raise Unreadable("--save: cannot write %s (%s)" % (folder, err.strerror or err))
+    PARTS.add(staged)
+    return staged
+
+
+def discard(staged):
+    """A folder new_copy made and nothing placed: removed, whatever it holds."""
+    PARTS.discard(staged)
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def keep(staged, files, about, folder):
+    """The one function that writes files: each of `files` ({name: bytes}, names of the
+    script's own) into the folder new_copy made, saved.json last (`about` and each file's
+    sha256), then the folder renamed to `folder` in one step: a copy is whole or absent, two
+    saves of one record cannot mix (the second finds the name taken), no link is written
+    through."""
+    try:
+        for name, body in files.items():
+            path = os.path.join(staged, *name.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as out:
+                out.write(body)
+        digests = {name: hashlib.sha256(body).hexdigest() for name, body in files.items()}
+        about = dict(about, savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                     script=SCRIPT, version=VERSION, sha256=digests)
+        about["address"] = CREDENTIALS.sub("***@", about["address"])
+        with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
+            out.write(json.dumps(about, indent=1) + "\n")
+        if os.path.lexists(folder):
+            raise FileExistsError(errno.EEXIST, "saved there meanwhile")
+        os.rename(staged, folder)
+    except OSError as err:
+        raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
+    finally:
+        discard(staged)
+
+
+# ------------------------------------------------------------------ the command
+class Parser(argparse.ArgumentParser):
+    """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen."""
+
+    def error(self, message):
+        raise Usage("%s (see %s --help)" % (message, SCRIPT))
+
+
+def start(main):
+    """main() as the command: its exit status. Ctrl-C: one line and 130, no copy left half
+    written. stdout closed: 141; another failure to write it: 2. An exception this script did
+    not foresee is named as its own failure, never as the record's."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stream in (sys.stdout, sys.stderr):  # text a stream cannot encode is written escaped
+        getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
+    try:
+        if sys.stdout is None:
+            raise OSError(errno.EBADF, "it is closed")
+        status = main()
+        sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
+    except KeyboardInterrupt:  # no thread waited for
+        for part in list(PARTS):
+            shutil.rmtree(part, ignore_errors=True)
+        progress("")
+        say("interrupted")
+        os._exit(130)
+    except OSError as err:  # stdout's: closed (`| head`) quietly, as a shell's SIGPIPE; else 2
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
+        if isinstance(err, BrokenPipeError):
+            os._exit(141)
+        status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
+    except Exception as err:
+        status = fail("%s %s failed (%s: %s): a fault of this script, not of the record; please "
+                      "report it" % (SCRIPT, VERSION, type(err).__name__, err), False)
+    sys.exit(status)
+
+
+# ==================================================================== the shared block's end
+
 
 # ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
 SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
@@ -1724,22 +2166,6 @@ def _unpack_slots(raw, slot_bytes):
     if sys.byteorder != "little": words.byteswap()
     return words
 
+
 if __name__ == "__main__":
-    try:
-        if sys.stdout is None: raise OSError(0, "it is closed")  # before any work
-        status = main()
-        sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # the user's Ctrl-C: every saved file is whole or absent; no thread waited for
-        with contextlib.suppress(OSError):
-            sys.stdout.flush()
-        for part in [p for rc in LOADED for p in list(rc.PARTS)]:
-            LOADED[0].quietly(os.unlink, part)
-        print("interrupted", file=sys.stderr, flush=True)
-        os._exit(130)
-    except OSError as error:  # stdout closed (`| head`: quietly, 141, as a shell's SIGPIPE) or full: exit 2
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
-        if not isinstance(error, BrokenPipeError):
-            print(one_line("%s: cannot write the result to stdout (%s)" % (SCRIPT, error.strerror or error)),
-                  file=sys.stderr)
-        sys.exit(141 if isinstance(error, BrokenPipeError) else 2)
-    sys.exit(status)
+    start(main)

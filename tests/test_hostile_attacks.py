@@ -265,8 +265,8 @@ def test_ranks_by_bisection_agree_with_counting_and_scale():
 
 @pytest.mark.parametrize("link", ["DIR/<id>", "DIR/<id>/export", "DIR/<id>/report.json"])
 def test_match_save_never_writes_through_a_symlink(tmp_path, link):
-    """A DIR/<id> already there (a link, or a folder holding one) is refused before a request;
-    save_copy itself makes no folder through a link and replaces a link at the file's name."""
+    """A DIR/<id> already there (a link, or a folder holding one) and not a whole copy: refused
+    before a request; keep places a copy by renaming a new folder, never through a link."""
     outside, save = tmp_path / "outside", tmp_path / "save"
     outside.mkdir()
     (save / CLEAN).mkdir(parents=True)
@@ -281,36 +281,37 @@ def test_match_save_never_writes_through_a_symlink(tmp_path, link):
         o = run_main(rc, ["--base", p.url, CLEAN, "--save", str(save)])
         requests = list(p.requests)
     assert not safe_output_problems(o, 2), safe_output_problems(o, 2)
-    assert "already holds a copy of %s" % CLEAN in o.err and requests == [], (o.err, requests)
-    parts = (CLEAN, "report.json") if link.endswith(".json") else (CLEAN, "export", "1.json")
-    if link.endswith(".json"):  # the link itself is replaced by the whole file
-        rc.save_copy(str(save), parts, b"{}")
-        assert not target.is_symlink() and target.read_bytes() == b"{}"
-    else:
-        with pytest.raises(OSError, match="symbolic link"):
-            rc.save_copy(str(save), parts, b"{}")
+    assert "holds a copy with no saved.json" in o.err and requests == [], (o.err, requests)
+    fresh = save / "fresh"
+    staged = rc.new_copy(str(fresh))
+    fresh.symlink_to(outside)   # a link put where the copy goes, while it is written
+    with pytest.raises(rc.Unreadable, match="saved there meanwhile"):
+        rc.keep(staged, {"report.json": b"{}"}, {"address": "x"}, str(fresh))
     assert sorted(os.listdir(str(outside))) == ["report.json"] and (outside / "report.json").read_text() == "mine"
+    assert not os.path.exists(staged)
 
 
 def test_study_audit_save_never_writes_through_a_symlink(tmp_path):
-    """recompute_study.py --matches: trials.csv is replaced, not followed; a match whose DIR/<id>
-    is a link is refused (exit 2) and the others are saved whole, each with saved.json."""
-    study, taken = "/u/linked-lab/studies/s_9f54f5e8", "m_4be7ac37a1d7"
+    """recompute_study.py --matches --save DIR: a DIR there already (a link in it) is refused before
+    any request, nothing written; a new DIR gets every match whole, each with saved.json."""
+    study = "/u/linked-lab/studies/s_9f54f5e8"
     outside, save = tmp_path / "outside", tmp_path / "save"
     outside.mkdir()
     save.mkdir()
     (outside / "trials.csv").write_text("mine")
     (save / "trials.csv").symlink_to(outside / "trials.csv")
-    (save / taken).symlink_to(outside)
     with Platform(FIXTURES) as p:
         o = run_main(load_script("recompute_study"), [p.url + study, "--matches", "--save", str(save)])
-    assert o.code == 2 and "%s (trial 1 arm 0): --save: " % taken in o.err and "already holds" in o.err, o.err
+        asked = list(p.requests)
+        fresh = run_main(load_script("recompute_study"), [p.url + study, "--matches", "--save",
+                                                          str(tmp_path / "fresh")])
+    assert o.code == 2 and "is there already" in o.err and asked == [], o.err
     assert sorted(os.listdir(str(outside))) == ["trials.csv"] and (outside / "trials.csv").read_text() == "mine"
-    assert not (save / "trials.csv").is_symlink() and (save / "trials.csv").read_bytes() == (
-        FIXTURES / study[1:] / "trials.csv").read_bytes()
-    folders = sorted(n for n in os.listdir(str(save)) if n.startswith("m_") and n != taken)
-    assert len(folders) == 5 and all((save / n / "saved.json").is_file() for n in folders), folders
-    assert not [f for f in save.rglob(".part-*")]
+    assert (save / "trials.csv").is_symlink()
+    assert fresh.code == 0, fresh.err
+    folders = sorted(n for n in os.listdir(str(tmp_path / "fresh")) if n.startswith("m_"))
+    assert len(folders) == 6 and all((tmp_path / "fresh" / n / "saved.json").is_file() for n in folders)
+    assert not [f for f in tmp_path.rglob(".*part-*")]
 
 
 def test_study_save_never_writes_through_a_symlink(tmp_path):
@@ -321,9 +322,8 @@ def test_study_save_never_writes_through_a_symlink(tmp_path):
     (save / "trials.csv").symlink_to(outside / "trials.csv")
     with Platform(FIXTURES) as p:
         o = run_main(load_script("recompute_study"), [p.url + STUDY, "--save", str(save)])
-    assert o.code == 0 and (outside / "trials.csv").read_text() == "mine"
-    assert not (save / "trials.csv").is_symlink() and sorted(os.listdir(str(save))) == [
-        "profile.json", "saved.json", "seats.csv", "trials.csv"]
+    assert o.code == 2 and "is there already" in o.err and (outside / "trials.csv").read_text() == "mine"
+    assert (save / "trials.csv").is_symlink() and sorted(os.listdir(str(save))) == ["trials.csv"]
 
 
 # ---------------------------------------------------------------- Ctrl-C, closed pipe
@@ -350,8 +350,7 @@ def test_ctrl_c_is_one_line_exit_130_nothing_half_saved(tmp_path, stop, kind):
         out, err = child.communicate(timeout=20)
     stop.set()
     assert child.returncode == 130 and err == b"interrupted\n" and out == b"", (child.returncode, err)
-    saved = sorted(str(f.relative_to(save)) for f in save.rglob("*") if f.is_file())
-    assert saved == (["%s/export/1.json" % CLEAN] if kind == "match" else ["trials.csv"]), saved
+    assert not save.exists() or os.listdir(str(save)) == []  # a copy is whole or absent
 
 
 CLOSED_PIPE = {
@@ -393,8 +392,4 @@ def test_study_audit_ctrl_c_with_save_is_exit_130_nothing_half_saved(tmp_path, s
     stop.set()
     assert child.returncode == 130 and err == b"interrupted\n", (child.returncode, err)
     assert time.monotonic() - started < 5
-    assert (save / hung / "export" / "1.json").is_file() and not (save / hung / "saved.json").exists()
-    assert not (save / hung / "report").exists() and not list(save.rglob(".part-*"))
-    for about in save.glob("m_*/saved.json"):
-        for name, digest in json.loads(about.read_text())["sha256"].items():
-            assert hashlib.sha256((about.parent / name).read_bytes()).hexdigest() == digest
+    assert not save.exists() and os.listdir(str(tmp_path)) == []  # the study's copy: whole or absent

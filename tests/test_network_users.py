@@ -4,6 +4,7 @@ answers bounded whatever a server sends, and a stdout that takes no more. Each c
 as a user does, with a short deadline (DAISHI_TIMEOUT) and Retry-After 1."""
 import gzip
 import hashlib
+import io
 import json
 import os
 import re
@@ -102,14 +103,15 @@ def test_a_429_without_retry_after_is_asked_once_more_then_busy(tmp_path, kind):
 def test_the_run_gives_up_when_its_waits_pass_the_budget(monkeypatch, name):
     """Always 429, Retry-After 1, a budget of 2 s: a few waits, then "busy", exit 2."""
     script = load_script(name)
-    monkeypatch.setattr(script, "BUSY_SECONDS", 2)
-    monkeypatch.setattr(script, "TIMEOUT_SECONDS", 1)
+    monkeypatch.setenv("DAISHI_BUSY", "2")
+    monkeypatch.setenv("DAISHI_TIMEOUT", "1")
     path, argv = SCRIPTS["match" if name == "recompute" else "study"][1:]
     with Platform(FIXTURES, faults={path: busy(1)}) as p:
         o = run_main(script, argv(p.url))
         asked = [r for r in p.requests if r.startswith(path)]
     assert o.code == 2 and o.exc is None and "the platform was busy" in o.err, o
-    assert 2 <= len(asked) <= 3 and script.BUSY["waited"] <= 2
+    assert "past the 2 s a run waits for a busy platform (DAISHI_BUSY), after 2 s of waiting" in o.err, o.err
+    assert o.err.count("\n") == 1 and 2 <= len(asked) <= 3
 
 
 def test_a_rate_limited_study_end_to_end_slows_and_says_how_long_it_waited(tmp_path):
@@ -461,18 +463,17 @@ def test_a_3_million_digit_integer_without_pythons_limit(tmp_path, kind):
     assert where in child.err, child.err
 
 
-def test_raw_pages_are_kept_only_for_against():
+def test_a_download_gathers_every_page_and_the_report_by_name():
     with Platform(FIXTURES) as p:
-        plain = RC.Downloads(p.url, PAGED, None)
-        RC.read_match(plain, None)
-        kept = RC.Downloads(p.url, PAGED, None, "--base", against=True)
-        RC.read_match(kept, None)
-    assert plain.files is None
-    assert sorted(kept.files) == ["export/%d.json" % n for n in range(1, 7)] + ["report.json"]
+        match = RC.download(RC.Network(30, 60), p.url, "--base", PAGED, (None,), tell=False)
+    assert sorted(match.files) == ["export/%d.json" % n for n in range(1, 7)] + [
+        "report.json"]
+    assert match.origin == p.url + "/api/matches/" + PAGED and match.about is None
 
 
-def test_pages_of_50_mb_each_are_read_one_at_a_time(tmp_path):
-    """Six pages, each padded with 50 MB of spaces (within the 64 MiB cap): read in bounded memory."""
+def test_pages_of_50_mb_each_are_refused_past_the_copy_cap(tmp_path):
+    """Six pages, each padded with 50 MB of spaces (within the 64 MiB cap of a page): refused once
+    the match's files pass the 96 MiB a copy may hold, in bounded memory."""
     pages = FIXTURES / "api" / "matches" / PAGED / "export"
     padded = {n: (pages / ("%d.json" % n)).read_bytes().rstrip()[:-1] + b" " * (50 << 20) + b"}" for n in range(1, 7)}
 
@@ -480,7 +481,9 @@ def test_pages_of_50_mb_each_are_read_one_at_a_time(tmp_path):
         h.send(200, padded[int(h.path.rsplit("=", 1)[1])])
     with Platform(FIXTURES, faults={"/api/matches/%s/export" % PAGED: fn}) as p:
         child = run_child("recompute.py", ["--base", p.url, PAGED], tmp_path, timeout=20)
-    assert not safe_output_problems(child, 0), safe_output_problems(child, 0)
+    assert child.code == 2 and child.err == (
+        "recompute.py: %s: %s/api/matches/%s: more than 100663296 bytes in all: not a record this "
+        "script reads\n" % (PAGED, p.url, PAGED)), child.err
     assert child.peak_mb <= MAX_RSS_MB, child.peak_mb
 
 
@@ -522,11 +525,71 @@ def test_a_closed_stdout_is_one_line_and_exit_2(kind):
     assert child.stderr.decode() == "%s: cannot write the result to stdout (it is closed)\n" % script
 
 
-def test_a_pipe_closed_midway_is_quiet_141():
+def test_a_pipe_closed_before_the_first_write_is_quiet_141():
+    """stdout a pipe whose reader is gone before the script starts (`| true`): certain, not timing."""
     script, *args = OUTPUTS["match"]
-    child = subprocess.Popen([sys.executable, str(REPO / script)] + args, stdout=subprocess.PIPE,
+    read, write = os.pipe()
+    os.close(read)
+    child = subprocess.Popen([sys.executable, str(REPO / script)] + args, stdout=write,
                              stderr=subprocess.PIPE)
-    child.stdout.read(100)
-    child.stdout.close()  # `| head -c 100`
+    os.close(write)
     err = child.stderr.read()
     assert child.wait(timeout=60) == 141 and err == b"", (child.returncode, err)
+
+
+class FakeClock:
+    """time as Network reads it: monotonic() and sleep(), sleeping only on the clock."""
+
+    def __init__(self):
+        self.now, self.slept = 1000.0, []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+@pytest.mark.parametrize("name", ["recompute", "recompute_study"])
+def test_paced_requests_come_in_bursts_of_20_then_10_a_second(monkeypatch, name):
+    """The study end to end keeps under the platform's rate on its own: 20 at once, then one every
+    0.1 s; no pause at all on a request whose turn has come."""
+    script = load_script(name)
+    clock = FakeClock()
+    monkeypatch.setattr(script, "time", clock)
+    net = script.Network(30, 60, paced=True)
+    for _ in range(25):
+        net.take_turn()
+    assert clock.slept == [0.1] * 5
+    unpaced, clock.slept = script.Network(30, 60), []
+    for _ in range(25):
+        unpaced.take_turn()
+    assert clock.slept == []
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("name", ["recompute", "recompute_study"])
+def test_a_wait_for_a_busy_platform_is_shown_on_a_terminal_and_counted(monkeypatch, name):
+    script = load_script(name)
+    clock, terminal = FakeClock(), Terminal()
+    monkeypatch.setattr(script, "time", clock)
+    monkeypatch.setattr(sys, "stderr", terminal)
+    net = script.Network(30, 5)
+    busy = script.Unreadable("export page 2: the platform was busy (429 Too Many Requests)")
+    busy.wait, busy.status = 2, 429
+    net.wait_out(busy)
+    net.take_turn()
+    assert terminal.getvalue() == "\rwaiting 2 s: the platform asks (429)\x1b[K"
+    assert clock.slept == [2] and net.waited == 2
+    net.wait_out(busy)
+    net.take_turn()
+    with pytest.raises(script.Unreadable) as over:
+        net.wait_out(busy)  # 2 + 2 + 2 > 5
+    assert str(over.value) == ("export page 2: the platform was busy (429 Too Many Requests); it asks "
+                               "to wait 2 s more, past the 5 s a run waits for a busy platform "
+                               "(DAISHI_BUSY), after 4 s of waiting: try again later")

@@ -66,7 +66,7 @@ def test_every_rubric_version_recomputes(conformance, entry):
     versions = sorted(p.stem for p in (folder / "report").glob("*.json"))
     assert versions == list(rc.RUBRICS)
     for version in versions:
-        archive, report = rc.read_match(rc.SavedCopies(str(folder)), version)
+        archive, report = rc.read_match(rc.saved_match(str(folder), version), version)
         result = rc.audit(archive, report)
         wrong = [r["label"] for s in result["seats"] for r in s["figures"]
                  if r["same"] is False and r["key"]["figure"] != "wealth replay"]

@@ -26,7 +26,9 @@ def unwrapped(text):
 
 
 def narrow(out):
-    return [line for line in (out.stdout + out.stderr).splitlines() if len(line) > 100]
+    """Lines wider than 100 columns, the verdict (the last line, never wrapped) aside."""
+    lines = out.stdout.splitlines()[:-1] + out.stderr.splitlines()
+    return [line for line in lines if len(line) > 100]
 
 
 def test_default_view_is_one_table_row_per_seat(fixtures_platform):
@@ -128,20 +130,22 @@ def test_saved_rubric_copy_is_read_under_its_rubric(fixtures_platform, tmp_path)
     assert json.loads((tmp_path / CLEAN / "saved.json").read_text())["rubric"] == "2.2"
     again = run_script("recompute.py", tmp_path / CLEAN)
     assert again.returncode == 0, again.stderr
+    kept, first = out.stdout.split("\n", 1)
+    assert kept == "kept in %s" % (tmp_path / CLEAN)
     assert unwrapped(again.stdout).split("\n", 1) == ["saved copy of %s from %s/api/matches/%s, saved %s, every "
         "file verified" % (CLEAN, fixtures_platform.url, CLEAN, json.loads((tmp_path / CLEAN / "saved.json")
-                                                                          .read_text())["savedAt"]), out.stdout]
+                                                                          .read_text())["savedAt"]), first]
     assert "rubric 2.2" in again.stdout
 
 
-def test_second_save_into_the_same_dir_is_refused(fixtures_platform, tmp_path):
+def test_a_second_save_into_the_same_dir_reuses_the_whole_copy(fixtures_platform, tmp_path):
+    """A whole copy there already: audited from it (verified), not downloaded nor written again."""
     assert run(fixtures_platform, "--save", tmp_path, CLEAN).returncode == 0
     before = (tmp_path / CLEAN / "saved.json").read_bytes()
     requests = len(fixtures_platform.requests)
     out = run(fixtures_platform, "--save", tmp_path, CLEAN)
-    assert out.returncode == 2
-    assert out.stderr == ("recompute.py: %s: --save: %s already holds a copy of %s; name another DIR or "
-                          "move it aside\n" % (CLEAN, tmp_path / CLEAN, CLEAN))
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.startswith("saved copy of %s from " % CLEAN) and "every file verified" in out.stdout
     assert (tmp_path / CLEAN / "saved.json").read_bytes() == before
     assert len(fixtures_platform.requests) == requests
 
@@ -243,4 +247,4 @@ def test_progress_on_a_terminal_only(tmp_path, monkeypatch):
         terminal = Terminal()
         monkeypatch.setattr("sys.stderr", terminal)
         assert rc.main(["--base", platform.url, "--json", CLEAN]) == 0
-    assert terminal.getvalue() == "\r%s: page 2/3 \r%s: page 3/3 \r\x1b[K" % (CLEAN, CLEAN)
+    assert terminal.getvalue() == "\r%s: page 2/3\x1b[K\r%s: page 3/3\x1b[K\r\x1b[K" % (CLEAN, CLEAN)

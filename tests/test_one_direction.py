@@ -1,0 +1,201 @@
+"""The one-direction design: one shared block, an audit guide that stays true, copies kept whole,
+the streams and the script's own failures as the design says."""
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, REPO, load_script, run_script
+from loopback import Platform
+
+SCRIPTS = ("recompute.py", "recompute_study.py")
+BEGIN = "# ==================================================================== the shared block\n"
+END = "# ==================================================================== the shared block's end\n"
+CLEAN = "m_b0bc344f1eac"
+KIM = "/u/kim/studies/s_eee65f53"
+
+
+def block(script):
+    text = (REPO / script).read_text("utf-8")
+    assert text.count(BEGIN) == 1 and text.count(END) == 1, script
+    return text[text.index(BEGIN):text.index(END) + len(END)]
+
+
+def test_the_shared_block_is_the_same_text_in_both_scripts():
+    a, b = (block(s) for s in SCRIPTS)
+    assert a == b
+    assert len(a.splitlines()) > 300  # the network, copies, keep and the terminal: not a stub
+
+
+def test_same_named_definitions_are_the_same_text():
+    defs = []
+    for script in SCRIPTS:
+        src = (REPO / script).read_text("utf-8")
+        tree = ast.parse(src)
+        defs.append({n.name: ast.get_source_segment(src, n) for n in tree.body
+                     if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
+    drift = sorted(n for n in set(defs[0]) & set(defs[1]) - {"main"} if defs[0][n] != defs[1][n])
+    assert drift == []
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_audit_guide_names_places_that_exist(script):
+    """Each `name (line N)` the docstring names is defined at that line, in the shared block where
+    it says so: the one function that sends requests and the one that writes files."""
+    src = (REPO / script).read_text("utf-8")
+    lines = src.splitlines()
+    doc = ast.get_docstring(ast.parse(src))
+    anchors = re.findall(r"([A-Za-z_.]+) \(line (\d+)\)", doc)
+    assert {name for name, _ in anchors} >= {"Network.get", "keep"}, anchors
+    for name, number in anchors:
+        line = lines[int(number) - 1].strip()
+        assert re.match(r"(def|class) %s\b" % re.escape(name.split(".")[-1]), line), (name, line)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_pep_723_header_asks_for_nothing(script):
+    head = (REPO / script).read_text("utf-8").split('"""')[0]
+    assert '# /// script\n# requires-python = ">=3.9"\n# dependencies = []\n# ///\n' in head
+
+
+def test_only_keep_writes_and_only_request_opens_a_connection():
+    """Every open() for writing, rename and build_opener in each script stands in keep, new_copy
+    or request: the two places the guide names."""
+    for script in SCRIPTS:
+        tree = ast.parse((REPO / script).read_text("utf-8"))
+        for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+            calls = {ast.unparse(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)}
+            if calls & {"os.rename", "os.replace", "tempfile.mkdtemp", "tempfile.mkstemp"}:
+                assert fn.name in ("keep", "new_copy"), (script, fn.name)
+            if "urllib.request.build_opener" in calls or "opener.open" in calls:
+                assert fn.name == "request", (script, fn.name)
+
+
+def test_two_saves_of_one_match_at_once_leave_one_whole_copy(tmp_path):
+    """Two --save runs of one match into one folder at once: one keeps a whole copy that verifies,
+    the other is refused (or audits that copy); never a copy holding files of both."""
+    with Platform(FIXTURES) as p:
+        runs = [subprocess.Popen([sys.executable, str(REPO / "recompute.py"), "--base", p.url,
+                                  "--save", str(tmp_path / "copies"), CLEAN],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+        outs = [(r.wait(timeout=60), r.stderr.read()) for r in runs]
+    codes = sorted(code for code, _ in outs)
+    assert codes in ([0, 0], [0, 2]), outs
+    if codes == [0, 2]:
+        assert any("is there already" in err or "cannot keep" in err for _, err in outs), outs
+    copy = tmp_path / "copies" / CLEAN
+    assert sorted(os.listdir(tmp_path / "copies")) == [CLEAN]  # no temporary folder left
+    again = run_script("recompute.py", copy)
+    assert again.returncode == 0 and "every file verified" in again.stdout, again.stdout
+    listed = json.loads((copy / "saved.json").read_text())["sha256"]
+    assert sorted(listed) == sorted(str(f.relative_to(copy)) for f in copy.rglob("*.json")
+                                    if f.name != "saved.json")
+
+
+@pytest.mark.parametrize("script,argv", [
+    ("recompute.py", ["--base", "{url}", CLEAN]),
+    ("recompute_study.py", ["{url}" + KIM])])
+def test_a_failure_to_write_stderr_changes_no_exit_status(script, argv):
+    with Platform(FIXTURES) as p:
+        args = [a.replace("{url}", p.url) for a in argv]
+        with open("/dev/full", "w") as full:
+            out = subprocess.run([sys.executable, str(REPO / script)] + args, stdout=subprocess.PIPE,
+                                 stderr=full, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.endswith("every figure same, every check agrees\n")
+
+
+@pytest.mark.parametrize("script,argv", [
+    ("recompute.py", ["--base", "{url}", CLEAN]),
+    ("recompute_study.py", ["{url}" + KIM])])
+def test_stderr_closed_changes_no_exit_status(script, argv):
+    with Platform(FIXTURES) as p:
+        args = [a.replace("{url}", p.url) for a in argv]
+        out = subprocess.run([sys.executable, str(REPO / script)] + args, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=60,
+                             preexec_fn=lambda: os.close(2))
+    assert out.returncode == 0 and out.stdout.endswith("every figure same, every check agrees\n")
+
+
+@pytest.mark.parametrize("name", ["recompute", "recompute_study"])
+def test_the_scripts_own_failure_says_so(monkeypatch, capsys, name):
+    """An exception in the script's own code: named as the script's failure, never the record's."""
+    script = load_script(name)
+
+    def broken(*args, **kwargs):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(script, "parse_args" if name == "recompute" else "parse_arguments", broken)
+    monkeypatch.setattr(sys, "argv", [name + ".py", CLEAN])
+    with pytest.raises(SystemExit) as stop:
+        script.start(script.main)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err == ("%s.py: %s.py 3.1 failed (TypeError: a bug): a fault of this script, not of the "
+                   "record; please report it\n" % (name, name))
+
+
+@pytest.mark.parametrize("script,argv,shown", [
+    ("recompute.py", ["--base", "{auth}", CLEAN], "cannot reach 127.0.0.1:9"),
+    ("recompute.py", ["--json", "{auth}/matches/" + CLEAN], "cannot reach 127.0.0.1:9"),
+    ("recompute.py", ["{auth}/match/" + CLEAN], "http://***@127.0.0.1:9/match/"),
+    ("recompute_study.py", ["--base", "{auth}", KIM], "cannot reach 127.0.0.1:9"),
+    ("recompute_study.py", ["--json", "{auth}" + KIM], "cannot reach 127.0.0.1:9"),
+    ("recompute_study.py", ["{auth}/u/kim/studies/s_x"], "http://***@127.0.0.1:9/u/kim/")])
+def test_a_password_in_an_address_is_never_shown(script, argv, shown):
+    auth = "http://kim:s3cret@127.0.0.1:9"  # nothing listens on port 9
+    out = run_script(script, *[a.replace("{auth}", auth) for a in argv],
+                     env={"DAISHI_TIMEOUT": "2"})
+    assert out.returncode == 2
+    assert "s3cret" not in out.stdout + out.stderr
+    assert shown in out.stderr, out.stderr
+
+
+def test_a_password_is_not_kept_in_saved_json(tmp_path):
+    with Platform(FIXTURES) as p:
+        secret = p.url.replace("http://", "http://kim:s3cret@")
+        saved = tmp_path / "copies"
+        run_script("recompute.py", "--base", secret, "--save", saved, CLEAN)
+    for path in saved.rglob("saved.json"):
+        assert "s3cret" not in path.read_text()
+
+
+@pytest.mark.parametrize("script,argv,says", [
+    ("recompute_study.py", ["{url}" + KIM, "--jobs", "4"], "--jobs goes with --matches"),
+    ("recompute_study.py", ["{url}" + KIM, "--matches", "--jobs", "9" * 5000],
+     "--jobs takes a number from 1 to 16"),
+    ("recompute_study.py", ["{url}" + KIM, "--matches", "--jobs", "\u00b2"],
+     "--jobs takes a number from 1 to 16"),
+    ("recompute_study.py", [CLEAN], "is a match: audit it with recompute.py " + CLEAN)])
+def test_usage_errors_name_the_option_in_one_line(script, argv, says):
+    with Platform(FIXTURES) as p:
+        out = run_script(script, *[a.replace("{url}", p.url) for a in argv])
+        asked = list(p.requests)
+    assert out.returncode == 2 and says in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert asked == [] and ("--help" in out.stderr or "recompute.py" in says)
+
+
+def test_recipe_on_a_fixed_rule_study_is_said_not_read(tmp_path):
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text('{"anytime": {"rho": 1}}')
+    with Platform(FIXTURES) as p:
+        out = run_script("recompute_study.py", p.url + KIM, "--recipe", recipe)
+    assert out.returncode == 0 and out.stderr == ""
+    shown = out.stdout.replace(" \\\n    ", " ")
+    assert "  recipe.json: not read (--recipe %s): the rule is fixed, not anytime\n" % recipe in shown
+
+
+def test_the_study_script_writes_nothing_beside_itself(tmp_path):
+    for name in SCRIPTS:
+        (tmp_path / name).write_bytes((REPO / name).read_bytes())
+    with Platform(FIXTURES) as p:
+        out = subprocess.run([sys.executable, str(tmp_path / "recompute_study.py"),
+                              p.url + "/u/linked-lab/studies/s_9f54f5e8", "--matches"],
+                             capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ, PYTHONDONTWRITEBYTECODE=""))
+    assert out.returncode == 0, out.stderr
+    assert sorted(os.listdir(tmp_path)) == sorted(SCRIPTS)
