@@ -10,7 +10,10 @@ saves it as a folder of copies, then measures in one run:
   reading, checking, recomputing and printing every figure;
 - peak memory of the whole recompute (tracemalloc, in a separate pass).
 
-Run: python3 bench/bench_match.py [--events N] [--pages P] [--seats S]
+Run: python3 bench/bench_match.py [--events N] [--pages P] [--seats S] [--runs R]
+
+`--tiny` runs it at a tiny size (2,000 events, 4 pages, 4 seats, one run), in a second or so:
+what CI runs (tests/test_benches.py), so that the bench cannot rot; its figures mean nothing.
 """
 import argparse
 import contextlib
@@ -149,7 +152,10 @@ def main():
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--seats", type=int, default=8)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--tiny", action="store_true", help="2,000 events, 4 pages, 4 seats, one run")
     args = parser.parse_args()
+    if args.tiny:
+        args.events, args.pages, args.seats, args.runs = 2000, 4, 4, 1
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "m_0123456789ab")
         archive, events = generate(args.events, args.seats, random.Random(7))

@@ -15,7 +15,10 @@ thousandths, drawn from a fixed seed:
 - `straddle 0..100`: arms uniform on [0, 100] moved to p within 1e-11 of alpha 0.05, where the
   first enclosure cannot tell the side of alpha and the next one does.
 
-    python3 bench/bench_signflip.py [CASE ...]
+    python3 bench/bench_signflip.py [--tiny] [CASE ...]
+
+`--tiny` runs every case on its first 40 pairs only (TINY_PAIRS), in a few seconds: what CI runs
+(tests/test_benches.py), so that the bench cannot rot; its figures mean nothing.
 """
 import random
 import resource
@@ -33,6 +36,7 @@ FOCAL_SEATS = 3
 ALPHA = 0.05
 STRADDLE_SEED, STRADDLE_EFFECT = 20261119, 5968   # see straddle()
 STRADDLE_MOVES = ((0, 12445), (2, 80600), (46, 37973), (52, 69222), (141, 70829))
+TINY_PAIRS = 40
 
 
 def fitness(effect):
@@ -84,22 +88,29 @@ def peak_mib():
     return peak / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
 
 
-def run(name):
-    diffs = CASES[name]()
+def run(name, pairs=None):
+    diffs = CASES[name]()[:pairs]
     started = time.perf_counter()
     p, how = recompute_study.sign_flip_p(diffs, ALPHA)
     seconds = time.perf_counter() - started
     shown = "none (%s)" % how if p is None else "%.10f" % (p.numerator / p.denominator)
     print("%-18s n=%-4d sum|D|=%-9d p=%-14s %-8s %6.2f s  peak RSS %4.0f MiB" % (
-        name, len(diffs), sum(abs(d) for d in diffs), shown, how if p is not None else "", seconds, peak_mib()))
+        name, len(diffs), sum(abs(d) for d in diffs), shown, "" if p is None else how or "exact", seconds,
+        peak_mib()))
 
 
 def main(argv):
+    tiny = ["--tiny"] if "--tiny" in argv else []
+    argv = [arg for arg in argv if arg != "--tiny"]
     if argv[:1] == ["--case"]:
-        return run(argv[1])
-    print("python %s, exact sign-flip test, alpha %s" % (sys.version.split()[0], ALPHA), flush=True)
+        return run(argv[1], TINY_PAIRS if tiny else None)
+    unknown = [name for name in argv if name not in CASES]
+    if unknown:
+        sys.exit("bench_signflip.py: no case %s; the cases: %s" % (", ".join(map(repr, unknown)), ", ".join(CASES)))
+    print("python %s, exact sign-flip test, alpha %s%s" % (
+        sys.version.split()[0], ALPHA, ", the first %d pairs of each case" % TINY_PAIRS if tiny else ""), flush=True)
     for name in argv or CASES:
-        subprocess.run([sys.executable, __file__, "--case", name], check=True)
+        subprocess.run([sys.executable, __file__, "--case", name] + tiny, check=True)
 
 
 if __name__ == "__main__":

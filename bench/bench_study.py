@@ -15,6 +15,9 @@ few times; it prints the best and median seconds and the peak resident
 memory of those runs.
 
     python3 bench/bench_study.py [--pairs 200] [--focal 2] [--runs 3]
+
+`--tiny` runs it at a tiny size (10 pairs, one run), in a second or so: what CI runs
+(tests/test_benches.py), so that the bench cannot rot; its figures mean nothing.
 """
 import argparse
 import json
@@ -88,7 +91,7 @@ def reading_for(folder):
     seat_rows = rs.read_seats((folder / "seats.csv").read_bytes())
     reading = {"rubric": "2.4", "metric": "fitness_index", "effect": "difference", "direction": "higher",
                "range": [0, 100], "stoppingRule": "fixed", "comparisonLevel": "0.95"}
-    terms = rs.Terms(trial_rows, seat_rows, reading)
+    terms = rs.Terms(trial_rows, seat_rows, reading, None)   # the fixed rule: no rho
     by_trial = {}
     for row in trial_rows:
         by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
@@ -125,7 +128,10 @@ def main(argv):
     parser.add_argument("--pairs", type=int, default=200)
     parser.add_argument("--focal", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tiny", action="store_true", help="10 pairs, one run")
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.pairs, args.runs = 10, 1
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         folder = write_study(root, args.pairs, args.focal)

@@ -10,6 +10,9 @@ card is the fixture's, so the page's figures and counts differ from the files'
 (exit 1): what is timed is the audit of every match and row.
 
 Run: python3 bench/bench_study_audit.py [--matches 1000] [--jobs 4]
+
+`--tiny` runs it at a tiny size (12 matches, --jobs 2), in a few seconds: what CI runs
+(tests/test_benches.py), so that the bench cannot rot; its figures mean nothing.
 """
 import argparse
 import csv
@@ -71,7 +74,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--matches", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--tiny", action="store_true", help="12 matches, --jobs 2")
     args = parser.parse_args()
+    if args.tiny:
+        args.matches, args.jobs = 12, 2
     root = Path(tempfile.mkdtemp(prefix="bench-study-"))
     try:
         generate(root, args.matches)

@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import ABSENT, SHARED  # noqa: E402,F401
 from loopback import Platform  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-SHARED = REPO.parent / "shared" / "conformance"
 
 
 def run_script(script, *args, env=None):
@@ -27,7 +27,7 @@ def run_script(script, *args, env=None):
 @pytest.fixture(scope="session")
 def conformance():
     if not SHARED.is_dir():
-        pytest.skip("../shared/conformance is absent: the platform's conformance corpus is not beside this clone")
+        pytest.skip(ABSENT)
     return SHARED
 
 

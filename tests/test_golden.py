@@ -4,7 +4,7 @@ the exit status, stdout and stderr recorded in tests/golden/<script>.json.gz.
 
 A change of output is a change of behaviour: review it, then record the new outputs with
 `python3 tests/test_golden.py` (it needs ../shared/conformance beside this clone). Cases of the
-corpus are skipped, with a message, where it is absent.
+corpus are each skipped, with a message, where it is absent (named from tests/corpus_index.json).
 """
 import contextlib
 import difflib
@@ -15,18 +15,14 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, REPO, SHARED, load_script
+import corpus
+from conftest import ABSENT, FIXTURES, REPO, SHARED, load_script
 from loopback import Platform
 
 GOLDEN = REPO / "tests" / "golden"
 SCRIPTS = {"recompute": load_script("recompute"), "recompute_study": load_script("recompute_study")}
 RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
 VIEWS = ([], ["--all"], ["--json"])
-
-
-def manifest(name, key):
-    path = SHARED / name
-    return json.loads(path.read_text("utf-8"))[key] if path.is_file() else []
 
 
 def views(where):
@@ -39,7 +35,7 @@ def cases():
     out = []
     for root, where in ((FIXTURES, "fixtures"), (SHARED, "corpus")):
         matches = sorted(p.name for p in (FIXTURES / "api" / "matches").iterdir()) if where == "fixtures" \
-            else [m["id"] for m in manifest("manifest.json", "matches")]
+            else [m["id"] for m in corpus.cases("manifest.json")]
         for mid in matches:
             out += [("%s %s %s" % (where, mid, " ".join(v) or "text"), "recompute", root,
                      ["--base", "{base}", mid] + v) for v in views(where)]
@@ -48,9 +44,9 @@ def cases():
                          ["--base", "{base}", "--rubric", v, mid]) for v in RUBRICS]
         studies = sorted("/u/%s/studies/%s" % (p.parent.parent.name, p.name)
                          for p in (FIXTURES / "u").glob("*/studies/*")) if where == "fixtures" \
-            else [s["address"] for s in manifest("studies_manifest.json", "studies")]
+            else [s["address"] for s in corpus.cases("studies_manifest.json")]
         linked = [s for s in studies if "/linked" in s] if where == "fixtures" \
-            else [s["address"] for s in manifest("linked_manifest.json", "studies")]
+            else [s["address"] for s in corpus.cases("linked_manifest.json")]
         for address in sorted(set(studies) | set(linked)):
             out += [("%s %s %s" % (where, address, " ".join(v) or "text"), "recompute_study", root,
                      ["{base}" + address] + v) for v in views(where)]
@@ -83,11 +79,10 @@ CASES = cases()
 RECORDED = {script: recorded(script) for script in SCRIPTS}
 
 
-@pytest.mark.parametrize("name,script,root,argv", CASES or [("corpus-absent", None, SHARED, [])],
-                         ids=[c[0] for c in CASES] or ["corpus-absent"])
+@pytest.mark.parametrize("name,script,root,argv", CASES, ids=[c[0] for c in CASES])
 def test_output_is_the_recorded_one(name, script, root, argv):
     if root == SHARED and not SHARED.is_dir():
-        pytest.skip("../shared/conformance is absent: the platform's conformance corpus is not beside this clone")
+        pytest.skip(ABSENT)
     want = RECORDED[script].get(name)
     assert want is not None, "no recorded output for %r: run python3 tests/test_golden.py" % name
     got = run(script, root, argv)
@@ -99,8 +94,10 @@ def test_output_is_the_recorded_one(name, script, root, argv):
 
 
 def test_every_case_is_recorded():
-    names = {c[0] for c in CASES if c[2] == FIXTURES or SHARED.is_dir()}
-    assert names <= set(RECORDED["recompute"]) | set(RECORDED["recompute_study"])
+    """Every case, the corpus's too (named from its index where it is absent), has its outputs recorded."""
+    names = {c[0] for c in CASES}
+    assert sorted(names - set(RECORDED["recompute"]) - set(RECORDED["recompute_study"])) == []
+    assert len([c for c in CASES if c[2] == SHARED]) > 150
 
 
 if __name__ == "__main__":  # record the outputs of today's scripts

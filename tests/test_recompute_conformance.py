@@ -1,28 +1,26 @@
 """The matches of the platform's conformance corpus, served over loopback HTTP.
 
-Skipped, with a message, where ../shared/conformance is not beside this clone.
+Each case skipped, with a message, where ../shared/conformance is not beside this clone: the cases
+are then named from tests/corpus_index.json, and the `conformance` fixture skips each.
 """
 import json
 
 import pytest
 
-from conftest import SHARED, load_script, run_script
+import corpus
+from conftest import load_script, run_script
 
 rc = load_script("recompute")
+MATCHES = corpus.cases("manifest.json")
+READABLE = [e for e in MATCHES if e["expected"] != "playing"]
 
 
 def manifest():
-    path = SHARED / "manifest.json"
-    return json.loads(path.read_text("utf-8")) if path.is_file() else {"matches": []}
-
-
-# Without the corpus, one placeholder case that the `conformance` fixture skips with its message.
-MATCHES = manifest()["matches"] or [None]
-READABLE = [e for e in MATCHES if e is None or e["expected"] != "playing"]
+    return json.loads((corpus.SHARED / "manifest.json").read_text("utf-8"))
 
 
 def ids(entries):
-    return [e["id"] + "-" + e.get("label", "") if e else "corpus-absent" for e in entries]
+    return [e["id"] + "-" + e.get("label", "") for e in entries]
 
 
 @pytest.mark.parametrize("entry", MATCHES, ids=ids(MATCHES))
@@ -92,3 +90,9 @@ def test_corpus_summary(conformance, conformance_platform):
             % (seats, seats, seats, seats)) in out.stdout
     assert "differ:" not in out.stdout and "could not be read:" not in out.stdout
     assert [line for line in out.stdout.splitlines() if len(line) > 100] == []
+
+
+def test_the_index_is_the_corpus_manifests(conformance):
+    """tests/corpus_index.json names every case of the corpus, so that none vanishes where it is absent."""
+    index = json.loads(corpus.INDEX.read_text("utf-8"))
+    assert index == corpus.index(), "the corpus changed: write its index anew, python3 tests/corpus.py"

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import pytest
 
+import corpus
 from conftest import FIXTURES, REPO, run_script
 from loopback import Platform
 
@@ -1024,11 +1025,8 @@ TAMPERED = {   # what each tampered study must be caught on, and nothing else
 
 
 def _manifest_studies():
-    """The corpus's studies; without it, one placeholder that the fixtures skip with their message."""
-    shared = REPO.parent / "shared" / "conformance" / "studies_manifest.json"
-    if not shared.is_file():
-        return [{"id": "corpus-absent"}]
-    return json.loads(shared.read_text())["studies"]
+    """The corpus's studies; without it, their names (tests/corpus_index.json), each skipped by the fixtures."""
+    return corpus.cases("studies_manifest.json")
 
 
 def _check_outcome(study, done):
