@@ -120,11 +120,11 @@ def publish(folder, archive, events, pages):
     report = {"matchId": archive["matchId"], "rubricVersion": "2.4", "rubricReason": None, "scorecards": cards}
     write_folder(folder, archive, events, pages)
     write_report(folder, report)
-    replays = rc.wealth_replays(rc.read_match(rc.SavedCopies(folder), None)[0], set())[0]
+    replays = rc.wealth_replays(rc.read_match(rc.saved_match(folder), None)[0], set())[0]
     for agent, wealth in zip(archive["agents"], replays):
         agent["wealth"] = wealth
     write_folder(folder, archive, events, pages)
-    results = rc.recompute(*rc.read_match(rc.SavedCopies(folder), None))[0]
+    results = rc.recompute(*rc.read_match(rc.saved_match(folder), None))[0]
     for card, result in zip(cards, results):
         fig = result["figures"]
         card.update(status=fig["status"], rank=fig["rank"], wealth=fig["wealth"], fitnessIndex=fig["fitnessIndex"], grade=fig["grade"],

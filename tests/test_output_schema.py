@@ -204,9 +204,6 @@ def test_documents_are_indented_as_the_readme_says(documents, name):
     assert got["stdout"] == json.dumps(got["document"], indent=1, ensure_ascii=True) + "\n"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "the scripts print a --json error document on one line; README.md says every document is printed "
-    "indented (json.dumps indent=1), as the others are"))
 @pytest.mark.parametrize("name", ERRORS)
 def test_error_documents_are_indented_like_the_others(documents, name):
     got = documents[name]
