@@ -146,41 +146,51 @@ def t_quantile(nu, q):
 # --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
+
     def __init__(self, trials, seats, reading, rho):
-        first, card, level = trials[0], reading.get("range"), trials[0]["comparison_level"]
+        first = trials[0]
         self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
         self.seat_score, self.arms = self.metric in SEAT_METRICS, sorted({int(row["arm"]) for row in trials})
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
-            seats_per_match = Counter((int(seat["trial"]), int(seat["arm"])) for seat in seats)
+            seats_per_match = Counter(match_of(seat) for seat in seats)
             self.bounds = bounds or (1, max(seats_per_match.values(), default=1))
         else:
-            self.direction = reading.get("direction")
-            if self.direction not in ("higher", "lower"):
-                raise Unreadable("the card's direction for %s is %r, not higher or lower"
-                                 % (self.metric, self.direction))
-            if card is not None and not (isinstance(card, list) and len(card) == 2 and all(
-                    type(end) in (int, float) and math.isfinite(end) for end in card) and card[0] < card[1]):
-                raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
-            self.bounds = card and tuple(card)
+            self.bounds, self.direction = card_terms(reading, self.metric)
         low, high = self.bounds or (None, None)
-        self.outside = [row for row in trials if row["value"] and not low <= Decimal(row["value"]) <= high
-                        ] if self.bounds else []    # rows whose value is out of the range
+        self.outside = [row for row in trials if self.bounds and row["value"]
+                        and not low <= Decimal(row["value"]) <= high]  # values out of the range
         self.outside_lines = {row["_line"] for row in self.outside}
         self.effect = reading.get("effect") if self.rule else None
         if self.rule and self.effect not in ("difference", "log_ratio"):
             raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
-        where = "trials.csv line %d, column comparison_level: " % first["_line"]
-        if self.rule and not 0 < (float(level) if level else math.nan) < 1:
-            raise Unreadable(where + "%r is not a level between 0 and 1" % level)
-        self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None    # α = (1 − L) ÷ K
-        if self.alpha is not None and not 1 - self.alpha / 2 < 1:
-            raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
+        self.alpha = alpha_for(first, len(self.compared)) if self.rule else None
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)  # D_t's units
         # A difference is held within the range's width; a log ratio is not cut.
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
+
+
+def card_terms(reading, metric):
+    """The range (None: not bounded) and direction the card declares for a metric not a seat score."""
+    card, direction = reading.get("range"), reading.get("direction")
+    if direction not in ("higher", "lower"):
+        raise Unreadable("the card's direction for %s is %r, not higher or lower" % (metric, direction))
+    if card is not None and not (number_pair(card) and all(map(math.isfinite, card)) and card[0] < card[1]):
+        raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
+    return card and tuple(card), direction
+
+
+def alpha_for(first, k):
+    """§4.2: α = (1 − L) ÷ K for K comparisons at the first trials.csv row's level L (None for none)."""
+    level, where = first["comparison_level"], "trials.csv line %d, column comparison_level: " % first["_line"]
+    if not 0 < (float(level) if level else math.nan) < 1:
+        raise Unreadable(where + "%r is not a level between 0 and 1" % level)
+    alpha = (1 - float(level)) / k if k else None
+    if alpha is not None and not 1 - alpha / 2 < 1:
+        raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
+    return alpha
 
 # --- §3 each trial's value
 def value_from_seats(focal_seats, metric):
@@ -413,34 +423,45 @@ def comparison_figures(result, arm, label, ours, page, terms):
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place)."""
-    page_arms, models = _by_key(reading, "arms", "arm", int), model_figures(seats)
+    page = _by_key(reading, "arms", "arm", int)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
-        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page_arms.get(arm, {}),
-                    [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)])
-    for arm in sorted(set(page_arms) - set(terms.arms), key=str):
-        figure_rows(result, {"arm": arm}, "arm %s (not in the files)" % arm, page_arms[arm],
-                    [("n", None, None)])
-    page_models = _by_key(reading, "models", "model", str)
+        rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
+        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page.get(arm, {}), rows)
+    unknown_figures(result, "arm", page, sorted(set(page) - set(terms.arms), key=str), "n")
+    page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        figure_rows(result, {"model": model}, "model %s" % _label(model), page_models.get(model, {}),
-                    [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)])
-    for model in [m for m in page_models if m not in models]:
-        figure_rows(result, {"model": model}, "model %s (not in the files)" % _label(model),
-                    page_models[model], [("seats", None, None)])
+        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)]
+        figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
+    unknown_figures(result, "model", page, [model for model in page if model not in models], "seats")
+
+
+def unknown_figures(result, kind, page, keys, figure):
+    """Each of the page's entries that the files lack: its first figure, on the page's side only."""
+    for key in keys:
+        name = "%s %s (not in the files)" % (kind, _label(key))
+        figure_rows(result, {kind: key}, name, page[key], [(figure, None, None)])
+
 
 def value_figures(result, trials, seats, metric):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
-    focal, text = {}, lambda units: None if units is None else _units_text(abs(units), 3, units < 0)
-    for seat in (seat for seat in seats if seat["focal"] == "true"):
-        focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
+    focal = {}
+    for seat in seats:
+        if seat["focal"] == "true":
+            focal.setdefault(match_of(seat), []).append(seat)
     for row in (row for row in trials if row["value"]):
-        ours = value_from_seats(focal.get((int(row["trial"]), int(row["arm"]))), metric)
-        page_units = exact_units(row["value"], 3)
-        result.figure({"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
-                      "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
-                      text(page_units), text(ours), ours == page_units,
-                      None if ours is None else ours - page_units, file="trials.csv", line=row["_line"])
+        ours, page = value_from_seats(focal.get(match_of(row)), metric), exact_units(row["value"], 3)
+        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
+        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
+        difference = None if ours is None else ours - page
+        result.figure(key, label, thousandths(page), thousandths(ours), ours == page, difference,
+                      file="trials.csv", line=row["_line"])
+
+
+def thousandths(units):
+    """A count of thousandths as the decimal text §2 writes (None stays None)."""
+    return None if units is None else _units_text(abs(units), 3, units < 0)
+
 
 def _by_key(reading, part, key, kind):
     """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
@@ -459,79 +480,139 @@ def _by_key(reading, part, key, kind):
         found[value] = entry
     return found
 
-def first_fault(name, rows, test, message):
-    """`name line N: message` of the first row that fails the test, or None."""
-    return next(("%s line %d: %s" % (name, row["_line"], message(row)) for row in rows if not test(row)),
-                None)
+def first_fault(name, rows, fault):
+    """`name line N: fault` of the first row with a fault (fault(row) a message, else false), or None."""
+    return next(("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None)
+
 
 def versus(page, files, agrees, files_text=None, whose="files"):
     """A page-against-files check's detail: None when it agrees."""
     return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
 
+
 def count_fault(page, files):
     """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
-    same = lambda page, files: isinstance(page, int) and not isinstance(page, bool) and page == files
-    if not isinstance(files, dict): return versus(page, None, same(page, files), "%d" % files)
-    agrees = isinstance(page, dict) and all(same(page.get(reason, 0), files.get(reason, 0))
-                                            for reason in set(page) | set(files))
+    if not isinstance(files, dict):
+        return versus(page, None, is_count(page, files), "%d" % files)
+    reasons = set(page) | set(files) if isinstance(page, dict) else None
+    agrees = reasons is not None and all(is_count(page.get(r, 0), files.get(r, 0)) for r in reasons)
     return versus(page, None, agrees, json.dumps(files, sort_keys=True))
 
+
+def is_count(page, files):
+    """Whether the page's count is an integer (not a boolean) equal to the files'."""
+    return isinstance(page, int) and not isinstance(page, bool) and page == files
+
+
+def same_level(page, files):
+    """Check 22: the page's comparisonLevel is the files' level as decimals, or both are none."""
+    if page is None or files is None:
+        return page is None and files is None
+    return isinstance(page, str) and DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(files)
+
+
+def number_pair(value):
+    """Whether a JSON value is a list of two numbers (a boolean is not one)."""
+    return isinstance(value, list) and len(value) == 2 and all(type(end) in (int, float) for end in value)
+
+
+def match_of(row):
+    """The (trial, arm) a row of either file belongs to."""
+    return int(row["trial"]), int(row["arm"])
+
+
 def file_checks(result, study_id, trials, seats, reading, terms):
-    """study.md §7 checks 1-25, one (name, the first fault or None) each."""
-    match = lambda row: (int(row["trial"]), int(row["arm"]))
-    trial_rows, seated = {match(r): r for r in trials}, {match(s) for s in seats}
-    pair_of = {row["trial"]: row["pair"] for row in reversed(trials)}    # each trial's first row's pair
-    rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]
-    other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)
-    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
-    pairs = list(pair_of.values())
-    files = {"trials": len(pair_of), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
+    """study.md §7 checks 1-25 in order, then every value within the metric's range, if it has one."""
+    checks = row_checks(study_id, trials, seats) + link_checks(trials, seats)
+    checks += count_checks(trials, seats, reading) + page_checks(trials[0], reading, terms)
+    if terms.bounds is not None:
+        fault = first_fault("trials.csv", terms.outside, lambda row: "value %s" % row["value"])
+        checks.append(("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds), fault))
+    result.checks += [(name, fault is None, fault) for name, fault in checks]
+
+
+def row_checks(study_id, trials, seats):
+    """Checks 1-7: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
+    this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row (4-7)."""
+    def canary(row):
+        return row["canary"] != CANARY and "canary missing or altered"
+
+    def other_study(row):
+        return row["study"] != study_id and "study %r, the address names %s" % (row["study"], study_id)
+
+    checks = [("canary on every %s row" % name, first_fault(name, rows, canary))
+              for name, rows in (("trials.csv", trials), ("seats.csv", seats))]
+    study = first_fault("trials.csv", trials, other_study) or first_fault("seats.csv", seats, other_study)
+    checks.append(("every trials.csv and seats.csv row names this study", study))
+    for column in ("metric", "stopping_rule", "comparison_level", "rubric"):
+        found = sorted({row[column] for row in trials})
+        fault = "found %s" % found if len(found) > 1 else None
+        checks.append(("one %s on every trials.csv row" % column, fault))
+    return checks
+
+
+def link_checks(trials, seats):
+    """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9)
+    and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
+    trial_rows, seated = {match_of(row): row for row in trials}, {match_of(seat) for seat in seats}
+    pair_of = {row["trial"]: row["pair"] for row in reversed(trials)}  # each trial's first row's pair
+
+    def rubric(seat):
+        theirs = trial_rows[match_of(seat)]["rubric"]
+        return seat["rubric"] != theirs and "rubric %r, its trial row's is %r" % (seat["rubric"], theirs)
+
+    def unseated(row):
+        return match_of(row) not in seated and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
+
+    def untried(seat):
+        missing = match_of(seat) not in trial_rows
+        return missing and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
+
+    def two_pairs(row):
+        return pair_of[row["trial"]] != row["pair"] and "trial %s is both in and out" % row["trial"]
+
+    linked = [seat for seat in seats if match_of(seat) in trial_rows]
+    return [
+        ("every seat's rubric is its trial row's", first_fault("seats.csv", linked, rubric)),
+        ("every trials.csv row has a seat row", first_fault("trials.csv", trials, unseated)),
+        ("every seats.csv row has a trials.csv row", first_fault("seats.csv", seats, untried)),
+        ("one pair per trial", first_fault("trials.csv", trials, two_pairs)),
+        ("every seat's fitness index and grade as its dimensions give",
+         first_fault("seats.csv", seats, scorecard_fault)),
+    ]
+
+
+def count_checks(trials, seats, reading):
+    """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
+    are the files'."""
+    page = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    pairs = list({row["trial"]: row["pair"] for row in reversed(trials)}.values())  # each trial's first
+    files = {"trials": len(pairs), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
              "seats": len(seats), "noValue": dict(Counter(r["no_value"] for r in trials if r["no_value"])),
              "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
-    first, level, page_range = trials[0], reading.get("comparisonLevel"), reading.get("range")
-    ours = first["comparison_level"] or None
-    same_level = (level is None and ours is None if level is None or ours is None else isinstance(level, str)
-                  and bool(DECIMAL_TEXT.fullmatch(level)) and Decimal(level) == Decimal(ours))
-    same = lambda field, files: versus(reading.get(field), files, reading.get(field) == files)
-    checks = [("canary on every %s row" % name, first_fault(name, rows, lambda r: r["canary"] == CANARY,
-                                                            lambda r: "canary missing or altered"))
-              for name, rows in (("trials.csv", trials), ("seats.csv", seats))] + [
-        ("every trials.csv and seats.csv row names this study",
-         first_fault("trials.csv", trials, lambda r: r["study"] == study_id, other_study)
-         or first_fault("seats.csv", seats, lambda s: s["study"] == study_id, other_study)),
-    ] + [("one %s on every trials.csv row" % column,
-          None if len({r[column] for r in trials}) == 1 else "found %s" % sorted({r[column] for r in trials}))
-         for column in ("metric", "stopping_rule", "comparison_level", "rubric")] + [
-        ("every seat's rubric is its trial row's",
-         first_fault("seats.csv", [s for s in seats if match(s) in trial_rows],
-                     lambda s: s["rubric"] == rubric_of(s),
-                     lambda s: "rubric %r, its trial row's is %r" % (s["rubric"], rubric_of(s)))),
-        ("every trials.csv row has a seat row",
-         first_fault("trials.csv", trials, lambda r: match(r) in seated,
-                     lambda r: "trial %s arm %s has no seat row" % (r["trial"], r["arm"]))),
-        ("every seats.csv row has a trials.csv row",
-         first_fault("seats.csv", seats, lambda s: match(s) in trial_rows,
-                     lambda s: "trial %s arm %s has no trials.csv row" % (s["trial"], s["arm"]))),
-        ("one pair per trial",
-         first_fault("trials.csv", trials, lambda r: pair_of[r["trial"]] == r["pair"],
-                     lambda r: "trial %s is both in and out" % r["trial"])),
-        ("every seat's fitness index and grade as its dimensions give",
-         first_fault("seats.csv", seats, lambda s: scorecard_fault(s) is None, scorecard_fault)),
-    ] + [("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k])) for k in files] + [
-        ("the page's metric is the files'", same("metric", first["metric"])),
-        ("the page's stoppingRule is the files'", same("stoppingRule", terms.rule)),
-        ("the page's comparisonLevel is the files'", versus(level, None, same_level, ours)),
-        ("the page's rubric is the files'", same("rubric", first["rubric"])),
-    ] + ([   # checks 24-25 for a seat-score metric
-        ("the page's range is %s's" % terms.metric, versus(page_range, None, isinstance(page_range, list)
-         and len(page_range) == 2 and all(type(end) in (int, float) for end in page_range)
-         and tuple(page_range) == tuple(terms.bounds), "[%s, %s]" % terms.bounds, "the metric's")),
-        ("the page's direction is the files'", same("direction", terms.direction)),
-    ] if terms.seat_score else []) + ([
-        ("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
-         first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])),
-    ] if terms.bounds is not None else [])
-    result.checks += [(name, fault is None, fault) for name, fault in checks]
+    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k])) for k in files]
+
+
+def page_checks(first, reading, terms):
+    """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files'; 24-25,
+    for a seat-score metric: its range and direction are the metric's (§1)."""
+    checks, level = [], first["comparison_level"] or None
+    for field, files in (("metric", first["metric"]), ("stoppingRule", terms.rule),
+                         ("comparisonLevel", level), ("rubric", first["rubric"])):
+        page = reading.get(field)
+        if field == "comparisonLevel":  # as decimals ("0.95" is "0.950"), the files' text shown whole
+            fault = versus(page, None, same_level(page, files), files)
+        else:
+            fault = versus(page, files, page == files)
+        checks.append(("the page's %s is the files'" % field, fault))
+    if terms.seat_score:
+        page, direction = reading.get("range"), reading.get("direction")
+        agrees = number_pair(page) and tuple(page) == terms.bounds
+        fault = versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")
+        checks.append(("the page's range is %s's" % terms.metric, fault))
+        fault = versus(direction, terms.direction, direction == terms.direction)
+        checks.append(("the page's direction is the files'", fault))
+    return checks
 
 # --- the whole recompute
 def recompute(study_id, trials, seats, reading, rho):
@@ -692,17 +773,23 @@ def audit_match(rc, mid, trials, seats, metric, source):
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
-    twice = lambda r: "%s is named by %d rows" % (r["match"], named[r["match"]])
-    checks = [("every trials.csv row with a value names its match", first_fault(
-        "trials.csv", trials, lambda r: r["match"] or not r["value"],
-        lambda r: "trial %s arm %s has a value and names no match" % (r["trial"], r["arm"]))),
-        ("no match is named by two trials.csv rows", first_fault("trials.csv", trials,
-                                                                 lambda r: named[r["match"]] < 2, twice))]
+
+    def unnamed(row):
+        lacks = row["value"] and not row["match"]
+        return lacks and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])
+
+    def twice(row):
+        return named[row["match"]] > 1 and "%s is named by %d rows" % (row["match"], named[row["match"]])
+
     result.matches = audit_all(rc, match_groups(trials, seats), args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    checks.append(("every match's roster has one seats.csv row per seat, and no more", faults and faults[0]
-                   + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1) or None))
+    more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
+    checks = [("every trials.csv row with a value names its match", unnamed),
+              ("no match is named by two trials.csv rows", twice)]
+    checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in checks]
+    checks.append(("every match's roster has one seats.csv row per seat, and no more",
+                   faults[0] + more if faults else None))
     result.checks += [(name, fault is None, fault) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
@@ -774,54 +861,73 @@ class Row(tuple):
 
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
-    text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
-    text = text.replace("\x00", "\udc00")
-    not_text, columns, required = NOT_TEXT.search(text) is not None, tuple(forms), key + flags
+    text = body.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogateescape").replace("\x00", "\udc00")
+    columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
-    csv.field_size_limit(MAX_RESPONSE_BYTES)   # a long field reaches the form check, which names it
-    record, rows, shared = [], [], {}     # record: the text of the record the reader is on
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places})
-    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))   # each with its "\n", lazily
+    for line, fields in _records(text, name, columns):
+        at = "%s line %d, column %%s: " % (name, line)
+        for column, field in zip(columns, fields):
+            if field == "":
+                if column in required:
+                    raise Unreadable(at % column + "empty")
+            elif column in patterns:  # a field that fails or is long: named by _check_field
+                if len(field) > EXACT_DIGITS or not patterns[column].fullmatch(field):
+                    _check_field(at % column, field, patterns[column], forms[column])
+        rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
+        if len(rows) > MAX_CSV_ROWS:
+            raise Unreadable("%s holds more than %d rows: not a study this script reads"
+                             % (name, MAX_CSV_ROWS))
+    for before, row in zip(rows, rows[1:]):
+        if [int(row[column]) for column in key] <= [int(before[column]) for column in key]:
+            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
+                             % (name, row["_line"], ", ".join(key)))
+    return rows
+
+
+def _records(text, name, columns):
+    """(line, fields) of each record past the header, each RFC 4180 CSV of the header's width and UTF-8."""
+    csv.field_size_limit(MAX_RESPONSE_BYTES)  # a long field reaches the form check, which names it
+    record, not_text = [], NOT_TEXT.search(text) is not None  # record: the text of the record being read
+    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))  # each with its "\n", lazily
     reader = csv.reader((record.append(line) or line for line in lines), strict=True)
     try:
         _check_header(next(reader, None), columns, name, text)
         del record[:]
         for fields in reader:
             line, raw, record[:] = reader.line_num, "".join(record), []
-            at = "%s line %d, column %%s: " % (name, line)
-            if '"' in raw and not CSV_RECORD.fullmatch(raw):    # the first field past those RFC 4180 reads
+            if '"' in raw and not CSV_RECORD.fullmatch(raw):  # the first field past those RFC 4180 reads
                 where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
-                raise Unreadable(at % columns[min(where, len(columns) - 1)] + "not RFC 4180 CSV (a quote "
-                                 "inside an unquoted field, or text after a closing quote)")
+                raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted "
+                                 "field, or text after a closing quote)"
+                                 % (name, line, columns[min(where, len(columns) - 1)]))
             if len(fields) != len(columns):
                 raise Unreadable("%s line %d: %d fields, the header has %d"
                                  % (name, line, len(fields), len(columns)))
-            bad = not_text and next((c for c, field in zip(columns, fields) if NOT_TEXT.search(field)), None)
-            if bad:
-                raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x" % (
-                    name, line, bad, ord(NOT_TEXT.search(fields[columns.index(bad)]).group()) - 0xDC00))
-            for column, field in zip(columns, fields):
-                if field == "":
-                    if column in required: raise Unreadable(at % column + "empty")
-                elif column in patterns:
-                    if not patterns[column].fullmatch(field):
-                        raise Unreadable(at % column + "%s is not of the form %s" % (_shown_field(field),
-                                                                                    forms[column]))
-                    if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-                        raise Unreadable(at % column + "%s has more digits before its point than the %d a "
-                                         "double holds exactly" % (_shown_field(field), EXACT_DIGITS))
-            rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
-            if len(rows) > MAX_CSV_ROWS:
-                raise Unreadable("%s holds more than %d rows: not a study this script reads"
-                                 % (name, MAX_CSV_ROWS))
+            if not_text:
+                _check_text(name, line, columns, fields)
+            yield line, fields
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
-    for before, row in zip(rows, rows[1:]):
-        if [int(row[column]) for column in key] <= [int(before[column]) for column in key]:
-            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
-                             % (name, row["_line"], ", ".join(key)))
-    return rows
+
+
+def _check_text(name, line, columns, fields):
+    """Refuse a field holding a byte that is not UTF-8 (each such byte read as U+DC80-U+DCFF)."""
+    for column, field in zip(columns, fields):
+        bad = NOT_TEXT.search(field)
+        if bad:
+            raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                             % (name, line, column, ord(bad.group()) - 0xDC00))
+
+
+def _check_field(at, field, pattern, form):
+    """Refuse a field not of its column's form, or with more digits before its point than are exact."""
+    if not pattern.fullmatch(field):
+        raise Unreadable(at + "%s is not of the form %s" % (_shown_field(field), form))
+    if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
+        raise Unreadable(at + "%s has more digits before its point than the %d a double holds exactly"
+                         % (_shown_field(field), EXACT_DIGITS))
 
 def _check_header(header, columns, name, text):
     if header is None: raise Unreadable("%s is empty: not a study file" % name)
@@ -956,33 +1062,51 @@ def _figure_tables(figures, values, wrong):
                      % (len(values) - len(wrong), len(values))] if values else [])
 
 def report_text(header, result, every):
-    values, figures = ([f for f in result.figures if ("line" in f) is trial] for trial in (True, False))
-    wrong = [f for f in values if not f["same"]]
+    """The report: the header, root causes, figures, checks, each match, the counts, trust, verdict."""
+    values = [f for f in result.figures if "line" in f]  # each trial's value from its focal seats
+    figures, wrong = [f for f in result.figures if "line" not in f], [f for f in values if not f["same"]]
     lines = [one_line(line) for line in header]
-    lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
-        "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (f["file"], f["line"],
-        f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]), _difference(f, " (%+d)"))
-        for f in wrong] if wrong else []
+    if wrong:
+        lines += ["", "root causes: trial values that do not follow from their focal seats"]
+        lines += ["  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
+            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
+            _cell(f["recomputed"]), _difference(f, " (%+d)")) for f in wrong]
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
-    shown = [(n, check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
-    lines += ["", "checks"] + ["%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
-                                                  "" if detail is None else " (%s)" % one_line(detail))
-                               for number, (name, agrees, detail) in shown]
-    agreeing = len(result.checks) - len(shown)
-    lines += ["  %s %d agree%s (--all lists each)" % ("the other" if shown else "all", agreeing,
-                                                      "s" * (agreeing == 1))] * bool(agreeing)
-    lines += [] if result.matches is None else match_lines(result.matches)
+    lines += _check_lines(result.checks, every)
+    if result.matches is not None:
+        lines += match_lines(result.matches)
+    lines += _count_lines(result) + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
+    lines.append(study_verdict(result))
+    wrapped = (textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+               if len(line) > WIDTH else [line] for line in lines)
+    return "\n".join(part for parts in wrapped for part in parts)
+
+
+def _check_lines(checks, every):
+    """The checks that fail (--all: every check), numbered, then how many of the others agree."""
+    shown = [(n, check) for n, check in enumerate(checks, 1) if every or not check[1]]
+    lines = ["", "checks"] + ["%3d. %s: %s%s" % (n, one_line(name), "agrees" if agrees else "FAILS",
+                                                 "" if detail is None else " (%s)" % one_line(detail))
+                              for n, (name, agrees, detail) in shown]
+    agreeing = len(checks) - len(shown)
+    if agreeing:
+        lines.append("  %s %d agree%s (--all lists each)" % ("the other" if shown else "all", agreeing,
+                                                             "s" * (agreeing == 1)))
+    return lines
+
+
+def _count_lines(result):
+    """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
     counts = _summary(result)
-    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
-              "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
-    lines += [] if result.matches is None else [
-        "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
-        "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
-        "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
-            counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
-    lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
-    return "\n".join(part for line in lines for part in ([line] if len(line) <= WIDTH else textwrap.wrap(
-        line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)))
+    lines = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+             "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
+    if result.matches is not None:
+        rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
+        lines += ["matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
+                  "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
+                  "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
+                  % rows]
+    return lines
 
 def verdict_line(named):
     """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
