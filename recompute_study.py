@@ -150,7 +150,10 @@ class Terms:
     def __init__(self, trials, seats, reading, rho):
         first = trials[0]
         self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
-        self.seat_score, self.arms = self.metric in SEAT_METRICS, sorted({int(row["arm"]) for row in trials})
+        self.seat_score, self.arms = (
+            self.metric in SEAT_METRICS,
+            sorted({int(row["arm"]) for row in trials}),
+        )
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
@@ -159,32 +162,46 @@ class Terms:
         else:
             self.bounds, self.direction = card_terms(reading, self.metric)
         low, high = self.bounds or (None, None)
-        self.outside = [row for row in trials if self.bounds and row["value"]
-                        and not low <= Decimal(row["value"]) <= high]  # values out of the range
+        self.outside = [
+            row
+            for row in trials
+            if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high
+        ]  # values out of the range
         self.outside_lines = {row["_line"] for row in self.outside}
         self.effect = reading.get("effect") if self.rule else None
         if self.rule and self.effect not in ("difference", "log_ratio"):
-            raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
+            raise Unreadable(
+                "the card's effect is %r, not difference or log_ratio" % (self.effect,)
+            )
         self.alpha = alpha_for(first, len(self.compared)) if self.rule else None
-        self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)  # D_t's units
+        self.scale, self.places = (
+            (10000, 4) if self.effect == "log_ratio" else (1000, 3)
+        )  # D_t's units
         # A difference is held within the range's width; a log ratio is not cut.
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
 
 
 def card_terms(reading, metric):
-    """The range (None: not bounded) and direction the card declares for a metric not a seat score."""
+    """The range (None: unbounded) and direction the card declares for a metric not a seat score."""
     card, direction = reading.get("range"), reading.get("direction")
     if direction not in ("higher", "lower"):
-        raise Unreadable("the card's direction for %s is %r, not higher or lower" % (metric, direction))
-    if card is not None and not (number_pair(card) and all(map(math.isfinite, card)) and card[0] < card[1]):
+        raise Unreadable(
+            "the card's direction for %s is %r, not higher or lower" % (metric, direction)
+        )
+    if card is not None and not (
+        number_pair(card) and all(map(math.isfinite, card)) and card[0] < card[1]
+    ):
         raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
     return card and tuple(card), direction
 
 
 def alpha_for(first, k):
-    """§4.2: α = (1 − L) ÷ K for K comparisons at the first trials.csv row's level L (None for none)."""
-    level, where = first["comparison_level"], "trials.csv line %d, column comparison_level: " % first["_line"]
+    """§4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)."""
+    level, where = (
+        first["comparison_level"],
+        "trials.csv line %d, column comparison_level: " % first["_line"],
+    )
     if not 0 < (float(level) if level else math.nan) < 1:
         raise Unreadable(where + "%r is not a level between 0 and 1" % level)
     alpha = (1 - float(level)) / k if k else None
@@ -207,9 +224,10 @@ def blended_index(seat):
 
 def grade_for(index, dimensions, rubric):
     """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs 3 dimensions ≥ 50."""
-    grade = next((letter for floor, letter in ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
-                  if index >= floor), "F")
-    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3: return "C"
+    floors = ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
+    grade = next((letter for floor, letter in floors if index >= floor), "F")
+    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
+        return "C"
     return grade
 
 def scorecard_fault(seat):
@@ -427,13 +445,26 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
-        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page.get(arm, {}), rows)
+        figure_rows(
+            result,
+            {"arm": arm},
+            "arm %d (%s)" % (arm, _label(labels[arm])),
+            page.get(arm, {}),
+            rows,
+        )
     unknown_figures(result, "arm", page, sorted(set(page) - set(terms.arms), key=str), "n")
     page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)]
+        rows = [
+            ("seats", n, None),
+            ("trials", g, None),
+            ("mean", mean, 1, 0),
+            ("interval", ours, 1, 0),
+        ]
         figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
-    unknown_figures(result, "model", page, [model for model in page if model not in models], "seats")
+    unknown_figures(
+        result, "model", page, [model for model in page if model not in models], "seats"
+    )
 
 
 def unknown_figures(result, kind, page, keys, figure):
@@ -450,12 +481,23 @@ def value_figures(result, trials, seats, metric):
         if seat["focal"] == "true":
             focal.setdefault(match_of(seat), []).append(seat)
     for row in (row for row in trials if row["value"]):
-        ours, page = value_from_seats(focal.get(match_of(row)), metric), exact_units(row["value"], 3)
+        ours, page = (
+            value_from_seats(focal.get(match_of(row)), metric),
+            exact_units(row["value"], 3),
+        )
         key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
         label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
         difference = None if ours is None else ours - page
-        result.figure(key, label, thousandths(page), thousandths(ours), ours == page, difference,
-                      file="trials.csv", line=row["_line"])
+        result.figure(
+            key,
+            label,
+            thousandths(page),
+            thousandths(ours),
+            ours == page,
+            difference,
+            file="trials.csv",
+            line=row["_line"],
+        )
 
 
 def thousandths(units):
@@ -481,8 +523,10 @@ def _by_key(reading, part, key, kind):
     return found
 
 def first_fault(name, rows, fault):
-    """`name line N: fault` of the first row with a fault (fault(row) a message, else false), or None."""
-    return next(("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None)
+    """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
+    return next(
+        ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None
+    )
 
 
 def versus(page, files, agrees, files_text=None, whose="files"):
@@ -508,12 +552,18 @@ def same_level(page, files):
     """Check 22: the page's comparisonLevel is the files' level as decimals, or both are none."""
     if page is None or files is None:
         return page is None and files is None
-    return isinstance(page, str) and DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(files)
+    return (
+        isinstance(page, str) and DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(files)
+    )
 
 
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
-    return isinstance(value, list) and len(value) == 2 and all(type(end) in (int, float) for end in value)
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(end) in (int, float) for end in value)
+    )
 
 
 def match_of(row):
@@ -522,27 +572,38 @@ def match_of(row):
 
 
 def file_checks(result, study_id, trials, seats, reading, terms):
-    """study.md §7 checks 1-25 in order, then every value within the metric's range, if it has one."""
+    """study.md §7 checks 1-25 in order, then every value within the metric's range, if any."""
     checks = row_checks(study_id, trials, seats) + link_checks(trials, seats)
     checks += count_checks(trials, seats, reading) + page_checks(trials[0], reading, terms)
     if terms.bounds is not None:
         fault = first_fault("trials.csv", terms.outside, lambda row: "value %s" % row["value"])
-        checks.append(("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds), fault))
+        checks.append(
+            ("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds), fault)
+        )
     result.checks += [(name, fault is None, fault) for name, fault in checks]
 
 
 def row_checks(study_id, trials, seats):
     """Checks 1-7: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
-    this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row (4-7)."""
+    this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
+    (4-7)."""
+
     def canary(row):
         return row["canary"] != CANARY and "canary missing or altered"
 
     def other_study(row):
-        return row["study"] != study_id and "study %r, the address names %s" % (row["study"], study_id)
+        return row["study"] != study_id and "study %r, the address names %s" % (
+            row["study"],
+            study_id,
+        )
 
-    checks = [("canary on every %s row" % name, first_fault(name, rows, canary))
-              for name, rows in (("trials.csv", trials), ("seats.csv", seats))]
-    study = first_fault("trials.csv", trials, other_study) or first_fault("seats.csv", seats, other_study)
+    checks = [
+        ("canary on every %s row" % name, first_fault(name, rows, canary))
+        for name, rows in (("trials.csv", trials), ("seats.csv", seats))
+    ]
+    study = first_fault("trials.csv", trials, other_study) or first_fault(
+        "seats.csv", seats, other_study
+    )
     checks.append(("every trials.csv and seats.csv row names this study", study))
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):
         found = sorted({row[column] for row in trials})
@@ -552,17 +613,26 @@ def row_checks(study_id, trials, seats):
 
 
 def link_checks(trials, seats):
-    """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9)
-    and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
+    """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row
+    (9) and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard
+    (12, §3)."""
     trial_rows, seated = {match_of(row): row for row in trials}, {match_of(seat) for seat in seats}
-    pair_of = {row["trial"]: row["pair"] for row in reversed(trials)}  # each trial's first row's pair
+    pair_of = {
+        row["trial"]: row["pair"] for row in reversed(trials)
+    }  # each trial's first row's pair
 
     def rubric(seat):
         theirs = trial_rows[match_of(seat)]["rubric"]
-        return seat["rubric"] != theirs and "rubric %r, its trial row's is %r" % (seat["rubric"], theirs)
+        return seat["rubric"] != theirs and "rubric %r, its trial row's is %r" % (
+            seat["rubric"],
+            theirs,
+        )
 
     def unseated(row):
-        return match_of(row) not in seated and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
+        return match_of(row) not in seated and "trial %s arm %s has no seat row" % (
+            row["trial"],
+            row["arm"],
+        )
 
     def untried(seat):
         missing = match_of(seat) not in trial_rows
@@ -577,8 +647,10 @@ def link_checks(trials, seats):
         ("every trials.csv row has a seat row", first_fault("trials.csv", trials, unseated)),
         ("every seats.csv row has a trials.csv row", first_fault("seats.csv", seats, untried)),
         ("one pair per trial", first_fault("trials.csv", trials, two_pairs)),
-        ("every seat's fitness index and grade as its dimensions give",
-         first_fault("seats.csv", seats, scorecard_fault)),
+        (
+            "every seat's fitness index and grade as its dimensions give",
+            first_fault("seats.csv", seats, scorecard_fault),
+        ),
     ]
 
 
@@ -586,21 +658,38 @@ def count_checks(trials, seats, reading):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
     are the files'."""
     page = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
-    pairs = list({row["trial"]: row["pair"] for row in reversed(trials)}.values())  # each trial's first
-    files = {"trials": len(pairs), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
-             "seats": len(seats), "noValue": dict(Counter(r["no_value"] for r in trials if r["no_value"])),
-             "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
-    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k])) for k in files]
+    pairs = list(
+        {row["trial"]: row["pair"] for row in reversed(trials)}.values()
+    )  # each trial's first
+    files = {
+        "trials": len(pairs),
+        "rows": len(trials),
+        "valued": sum(1 for r in trials if r["value"]),
+        "seats": len(seats),
+        "noValue": dict(Counter(r["no_value"] for r in trials if r["no_value"])),
+        "pairsIn": pairs.count("in"),
+        "pairsOut": pairs.count("out"),
+    }
+    return [
+        ("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k]))
+        for k in files
+    ]
 
 
 def page_checks(first, reading, terms):
-    """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files'; 24-25,
-    for a seat-score metric: its range and direction are the metric's (§1)."""
+    """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files';
+    24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
     checks, level = [], first["comparison_level"] or None
-    for field, files in (("metric", first["metric"]), ("stoppingRule", terms.rule),
-                         ("comparisonLevel", level), ("rubric", first["rubric"])):
+    for field, files in (
+        ("metric", first["metric"]),
+        ("stoppingRule", terms.rule),
+        ("comparisonLevel", level),
+        ("rubric", first["rubric"]),
+    ):
         page = reading.get(field)
-        if field == "comparisonLevel":  # as decimals ("0.95" is "0.950"), the files' text shown whole
+        if (
+            field == "comparisonLevel"
+        ):  # as decimals ("0.95" is "0.950"), the files' text shown whole
             fault = versus(page, None, same_level(page, files), files)
         else:
             fault = versus(page, files, page == files)
@@ -776,20 +865,32 @@ def end_to_end(rc, args, study, trials, seats, result):
 
     def unnamed(row):
         lacks = row["value"] and not row["match"]
-        return lacks and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])
+        return lacks and "trial %s arm %s has a value and names no match" % (
+            row["trial"],
+            row["arm"],
+        )
 
     def twice(row):
-        return named[row["match"]] > 1 and "%s is named by %d rows" % (row["match"], named[row["match"]])
+        return named[row["match"]] > 1 and "%s is named by %d rows" % (
+            row["match"],
+            named[row["match"]],
+        )
 
     result.matches = audit_all(rc, match_groups(trials, seats), args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
-    checks = [("every trials.csv row with a value names its match", unnamed),
-              ("no match is named by two trials.csv rows", twice)]
+    checks = [
+        ("every trials.csv row with a value names its match", unnamed),
+        ("no match is named by two trials.csv rows", twice),
+    ]
     checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in checks]
-    checks.append(("every match's roster has one seats.csv row per seat, and no more",
-                   faults[0] + more if faults else None))
+    checks.append(
+        (
+            "every match's roster has one seats.csv row per seat, and no more",
+            faults[0] + more if faults else None,
+        )
+    )
     result.checks += [(name, fault is None, fault) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
@@ -861,7 +962,11 @@ class Row(tuple):
 
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
-    text = body.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogateescape").replace("\x00", "\udc00")
+    text = (
+        body.removeprefix(b"\xef\xbb\xbf")
+        .decode("utf-8", "surrogateescape")
+        .replace("\x00", "\udc00")
+    )
     columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     places = {column: place for place, column in enumerate(columns + ("_line",))}
@@ -877,34 +982,50 @@ def read_csv(body, name, forms, key, flags):
                     _check_field(at % column, field, patterns[column], forms[column])
         rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
         if len(rows) > MAX_CSV_ROWS:
-            raise Unreadable("%s holds more than %d rows: not a study this script reads"
-                             % (name, MAX_CSV_ROWS))
+            raise Unreadable(
+                "%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS)
+            )
     for before, row in zip(rows, rows[1:]):
         if [int(row[column]) for column in key] <= [int(before[column]) for column in key]:
-            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
-                             % (name, row["_line"], ", ".join(key)))
+            raise Unreadable(
+                "%s line %d: out of order (rows come by %s, each once)"
+                % (name, row["_line"], ", ".join(key))
+            )
     return rows
 
 
 def _records(text, name, columns):
-    """(line, fields) of each record past the header, each RFC 4180 CSV of the header's width and UTF-8."""
+    """(line, fields) of each record past the header: RFC 4180 CSV, UTF-8, the header's width."""
     csv.field_size_limit(MAX_RESPONSE_BYTES)  # a long field reaches the form check, which names it
-    record, not_text = [], NOT_TEXT.search(text) is not None  # record: the text of the record being read
-    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))  # each with its "\n", lazily
+    record, not_text = (
+        [],
+        NOT_TEXT.search(text) is not None,
+    )  # record: the text of the record being read
+    lines = map(
+        operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text)
+    )  # each with its "\n", lazily
     reader = csv.reader((record.append(line) or line for line in lines), strict=True)
     try:
         _check_header(next(reader, None), columns, name, text)
         del record[:]
         for fields in reader:
             line, raw, record[:] = reader.line_num, "".join(record), []
-            if '"' in raw and not CSV_RECORD.fullmatch(raw):  # the first field past those RFC 4180 reads
-                where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
-                raise Unreadable("%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted "
-                                 "field, or text after a closing quote)"
-                                 % (name, line, columns[min(where, len(columns) - 1)]))
+            if '"' in raw and not CSV_RECORD.fullmatch(
+                raw
+            ):  # the first field past those RFC 4180 reads
+                where = len(
+                    re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group())
+                )
+                raise Unreadable(
+                    "%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted "
+                    "field, or text after a closing quote)"
+                    % (name, line, columns[min(where, len(columns) - 1)])
+                )
             if len(fields) != len(columns):
-                raise Unreadable("%s line %d: %d fields, the header has %d"
-                                 % (name, line, len(fields), len(columns)))
+                raise Unreadable(
+                    "%s line %d: %d fields, the header has %d"
+                    % (name, line, len(fields), len(columns))
+                )
             if not_text:
                 _check_text(name, line, columns, fields)
             yield line, fields
@@ -917,17 +1038,22 @@ def _check_text(name, line, columns, fields):
     for column, field in zip(columns, fields):
         bad = NOT_TEXT.search(field)
         if bad:
-            raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                             % (name, line, column, ord(bad.group()) - 0xDC00))
+            raise Unreadable(
+                "%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                % (name, line, column, ord(bad.group()) - 0xDC00)
+            )
 
 
 def _check_field(at, field, pattern, form):
-    """Refuse a field not of its column's form, or with more digits before its point than are exact."""
+    """Refuse a field not of its column's form, or with more digits before its point than 15."""
     if not pattern.fullmatch(field):
         raise Unreadable(at + "%s is not of the form %s" % (_shown_field(field), form))
     if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-        raise Unreadable(at + "%s has more digits before its point than the %d a double holds exactly"
-                         % (_shown_field(field), EXACT_DIGITS))
+        raise Unreadable(
+            at
+            + "%s has more digits before its point than the %d a double holds exactly"
+            % (_shown_field(field), EXACT_DIGITS)
+        )
 
 def _check_header(header, columns, name, text):
     if header is None: raise Unreadable("%s is empty: not a study file" % name)
@@ -1062,50 +1188,85 @@ def _figure_tables(figures, values, wrong):
                      % (len(values) - len(wrong), len(values))] if values else [])
 
 def report_text(header, result, every):
-    """The report: the header, root causes, figures, checks, each match, the counts, trust, verdict."""
+    """The report: header, root causes, figures, checks, each match, the counts, trust, verdict."""
     values = [f for f in result.figures if "line" in f]  # each trial's value from its focal seats
-    figures, wrong = [f for f in result.figures if "line" not in f], [f for f in values if not f["same"]]
+    figures, wrong = (
+        [f for f in result.figures if "line" not in f],
+        [f for f in values if not f["same"]],
+    )
     lines = [one_line(line) for line in header]
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"]
-        lines += ["  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
-            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
-            _cell(f["recomputed"]), _difference(f, " (%+d)")) for f in wrong]
+        lines += [
+            "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s"
+            % (
+                f["file"],
+                f["line"],
+                f["key"]["trial"],
+                f["key"]["arm"],
+                f["published"],
+                _cell(f["recomputed"]),
+                _difference(f, " (%+d)"),
+            )
+            for f in wrong
+        ]
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
     lines += _check_lines(result.checks, every)
     if result.matches is not None:
         lines += match_lines(result.matches)
-    lines += _count_lines(result) + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
+    lines += (
+        _count_lines(result) + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
+    )
     lines.append(study_verdict(result))
-    wrapped = (textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
-               if len(line) > WIDTH else [line] for line in lines)
+    wrapped = (
+        textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+        if len(line) > WIDTH
+        else [line]
+        for line in lines
+    )
     return "\n".join(part for parts in wrapped for part in parts)
 
 
 def _check_lines(checks, every):
     """The checks that fail (--all: every check), numbered, then how many of the others agree."""
     shown = [(n, check) for n, check in enumerate(checks, 1) if every or not check[1]]
-    lines = ["", "checks"] + ["%3d. %s: %s%s" % (n, one_line(name), "agrees" if agrees else "FAILS",
-                                                 "" if detail is None else " (%s)" % one_line(detail))
-                              for n, (name, agrees, detail) in shown]
+    lines = ["", "checks"] + [
+        "%3d. %s: %s%s"
+        % (
+            n,
+            one_line(name),
+            "agrees" if agrees else "FAILS",
+            "" if detail is None else " (%s)" % one_line(detail),
+        )
+        for n, (name, agrees, detail) in shown
+    ]
     agreeing = len(checks) - len(shown)
     if agreeing:
-        lines.append("  %s %d agree%s (--all lists each)" % ("the other" if shown else "all", agreeing,
-                                                             "s" * (agreeing == 1)))
+        lines.append(
+            "  %s %d agree%s (--all lists each)"
+            % ("the other" if shown else "all", agreeing, "s" * (agreeing == 1))
+        )
     return lines
 
 
 def _count_lines(result):
     """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
     counts = _summary(result)
-    lines = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
-             "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
+    lines = [
+        "",
+        "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+        "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts,
+    ]
     if result.matches is not None:
-        rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
-        lines += ["matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
-                  "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
-                  "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
-                  % rows]
+        rows = tuple(
+            counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows")
+        )
+        lines += [
+            "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
+            "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
+            "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
+            % rows,
+        ]
     return lines
 
 def verdict_line(named):
@@ -1116,50 +1277,85 @@ def verdict_line(named):
 
 def study_verdict(result):
     """The study's verdict line: figures by their key, checks by number, then each match's findings."""
-    matches, name = result.matches or [], lambda key: _clip(_shown(" ".join(
-        "%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)), 40)
-    return verdict_line([
-        ("DIFFERS", ["%s %s" % (name(f["key"]), f["key"]["figure"]) for f in result.figures if not f["same"]]
-         + ["%s seat %d %s" % (m["match"], d["seat"], d["figure"]) for m in matches for a in m["audits"]
-            for d in a["differs"]]
-         + ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]),
-        ("FAILS", ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
-         + ["%s %s" % (m["match"], one_line(c["check"])) for m in matches for a in m["audits"]
-            for c in a["checksFailed"]]),
-        ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
-        ("NOT READ", [m["match"] for m in matches if "error" in m])])
+    matches = result.matches or []
+    audits = [(m["match"], a) for m in matches for a in m["audits"]]
+    differs = [
+        "%s %s" % (_key_name(f["key"]), f["key"]["figure"]) for f in result.figures if not f["same"]
+    ]
+    differs += [
+        "%s seat %d %s" % (mid, d["seat"], d["figure"]) for mid, a in audits for d in a["differs"]
+    ]
+    differs += ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]
+    fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
+    fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
+    changed = ["%d since the saved copy" % result.changed] * bool(result.changed)
+    unread = [m["match"] for m in matches if "error" in m]
+    return verdict_line(
+        [("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed), ("NOT READ", unread)]
+    )
+
+
+def _key_name(key):
+    """A figure's key in words (comparison 1, model m, trial 3 arm 1), at most 40 characters."""
+    words = ("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)
+    return _clip(_shown(" ".join(words)), 40)
+
 
 def _summary(result):
-    counts = {"figuresSame": sum(1 for f in result.figures if f["same"]),
-              "figuresCompared": len(result.figures), "checksAgree": sum(1 for c in result.checks if c[1]),
-              "checksMade": len(result.checks)}
-    if result.matches is None: return counts
+    """The counts kept apart, as --json's summary gives them."""
+    counts = {
+        "figuresSame": sum(1 for f in result.figures if f["same"]),
+        "figuresCompared": len(result.figures),
+        "checksAgree": sum(1 for c in result.checks if c[1]),
+        "checksMade": len(result.checks),
+    }
+    if result.matches is None:
+        return counts
     differing = {(d["file"], d["line"]) for m in result.matches for d in m["differences"]}
     rows = {n: sum(m["rows"][n] for m in result.matches) for n in ("trials.csv", "seats.csv")}
-    return dict(counts, matches=len(result.matches), matchesRecompute=sum(1 for m in result.matches
-                if m["audits"] and not any(a["exit"] for a in m["audits"])),
-                unreadable=[m["match"] for m in result.matches if "error" in m], rows=result.rows,
-                waited=round(BUSY["waited"]),
-                rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows})
+    recompute = [
+        m for m in result.matches if m["audits"] and not any(a["exit"] for a in m["audits"])
+    ]
+    return dict(
+        counts,
+        matches=len(result.matches),
+        matchesRecompute=len(recompute),
+        unreadable=[m["match"] for m in result.matches if "error" in m],
+        rows=result.rows,
+        waited=round(BUSY["waited"]),
+        rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows},
+    )
+
 
 def match_lines(matches):
     """§8: a line per match (its whole audit where it does not recompute), then each field that differs."""
     lines, fields = [""], [d for m in matches for d in m["differences"]]
     for m in matches:
-        where = "trial %d arm %d" % tuple(m["trials"][0]) + (
-            " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else "")
+        more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
+        where = "%s (trial %d arm %d%s)" % (m["match"], *m["trials"][0], more)
         if "error" in m:
-            lines.append("%s (%s): cannot be read: %s" % (m["match"], where, m["error"]))
+            lines.append("%s: cannot be read: %s" % (where, m["error"]))
         for a in m["audits"]:
-            lines += ["%s (%s) under %s: figures same %d of %d; checks agree %d of %d" % (
-                m["match"], where, a["rubric"], a["figuresSame"], a["figuresCompared"], a["checksAgree"],
-                a["checksMade"])] + (a["text"].rstrip("\n").split("\n") + [""] if "text" in a else [])
-    lines += ["", "%d row field%s differ%s from the match records:" % (
-        len(fields), "s" * (len(fields) > 1), "s" * (len(fields) == 1))] if fields else []
-    return lines + ["  %s line %d (trial %d arm %d%s) %s: file %s, %s %s" % (
-        d["file"], d["line"], d["trial"], d["arm"], "" if d["seat"] is None else " seat %d" % d["seat"],
-        d["column"], _clip(_shown(d["value"]), 24) or "(empty)", d["source"],
-        _clip(d["record"] or "(none)", 24)) for d in fields]
+            lines.append(
+                where + " under %(rubric)s: figures same %(figuresSame)d of %(figuresCompared)d; "
+                "checks agree %(checksAgree)d of %(checksMade)d" % a
+            )
+            lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
+    if fields:
+        lines += [
+            "",
+            "%d row field%s differ%s from the match records:"
+            % (len(fields), "s" * (len(fields) > 1), "s" * (len(fields) == 1)),
+        ]
+    return lines + [_field_line(d) for d in fields]
+
+
+def _field_line(d):
+    """A row field that differs from its match's record: where, the file's value, the record's."""
+    seat = "" if d["seat"] is None else " seat %d" % d["seat"]
+    value, record = _clip(_shown(d["value"]), 24) or "(empty)", _clip(d["record"] or "(none)", 24)
+    where = "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d + seat
+    return "%s) %s: file %s, %s %s" % (where, d["column"], value, d["source"], record)
 
 def _json_figure(f):
     """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""

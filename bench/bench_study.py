@@ -88,7 +88,7 @@ def reading_for(folder):
     seat_rows = rs.read_seats((folder / "seats.csv").read_bytes())
     reading = {"rubric": "2.4", "metric": "fitness_index", "effect": "difference", "direction": "higher",
                "range": [0, 100], "stoppingRule": "fixed", "comparisonLevel": "0.95"}
-    terms = rs.Terms(trial_rows, seat_rows, reading, 1.0)
+    terms = rs.Terms(trial_rows, seat_rows, reading, None)
     by_trial = {}
     for row in trial_rows:
         by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
