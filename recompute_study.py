@@ -49,7 +49,9 @@ MAX_SHOWN = 300             # characters of a file's or server's text shown, the
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),   # study.md §1:
                     rank=(None, "lower"), map_coverage=((0, 1), "higher"))   # range (None: [1, N]), direction
-RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
+RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # the rubrics a scorecard may name (rubric.md)
+RHO_RANGE = (1e-100, 1e100)
+  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
 SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # as §6 prints one: 4 + 3 places
@@ -83,9 +85,9 @@ def interval(mean, half, bounds):
 
 def cluster_interval(units, clusters, scale, q, bounds):
     """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale, E_g = n·S1_g − n_g·S1."""
-    n, total, sums, counts = len(units), sum(units), {}, Counter(clusters)
+    n, total, sums, counts = len(units), sum(units), Counter(), Counter(clusters)
     for unit, cluster in zip(units, clusters):
-        sums[cluster] = sums.get(cluster, 0) + unit
+        sums[cluster] += unit  # integers: exact
     g, squares = len(sums), sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items())
     se = math.sqrt(g * squares / ((g - 1) * n ** 4)) / scale
     return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
@@ -150,34 +152,24 @@ class Terms:
     def __init__(self, trials, seats, reading, rho):
         first = trials[0]
         self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
-        self.seat_score, self.arms = (
-            self.metric in SEAT_METRICS,
-            sorted({int(row["arm"]) for row in trials}),
-        )
+        self.seat_score = self.metric in SEAT_METRICS
+        self.arms = sorted({int(row["arm"]) for row in trials})
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
-            seats_per_match = Counter(match_of(seat) for seat in seats)
-            self.bounds = bounds or (1, max(seats_per_match.values(), default=1))
+            self.bounds = bounds or (1, max(Counter(map(match_of, seats)).values(), default=1))
         else:
             self.bounds, self.direction = card_terms(reading, self.metric)
         low, high = self.bounds or (None, None)
-        self.outside = [
-            row
-            for row in trials
-            if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high
-        ]  # values out of the range
+        values = [row for row in trials if self.bounds and row["value"]]
+        self.outside = [row for row in values if not low <= Decimal(row["value"]) <= high]
         self.outside_lines = {row["_line"] for row in self.outside}
         self.effect = reading.get("effect") if self.rule else None
         if self.rule and self.effect not in ("difference", "log_ratio"):
-            raise Unreadable(
-                "the card's effect is %r, not difference or log_ratio" % (self.effect,)
-            )
+            raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
         self.alpha = alpha_for(first, len(self.compared)) if self.rule else None
-        self.scale, self.places = (
-            (10000, 4) if self.effect == "log_ratio" else (1000, 3)
-        )  # D_t's units
-        # A difference is held within the range's width; a log ratio is not cut.
+        # D_t's units; a difference is held within the range's width, a log ratio is not cut
+        self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
 
@@ -186,22 +178,18 @@ def card_terms(reading, metric):
     """The range (None: unbounded) and direction the card declares for a metric not a seat score."""
     card, direction = reading.get("range"), reading.get("direction")
     if direction not in ("higher", "lower"):
-        raise Unreadable(
-            "the card's direction for %s is %r, not higher or lower" % (metric, direction)
-        )
-    if card is not None and not (
-        number_pair(card) and all(map(math.isfinite, card)) and card[0] < card[1]
-    ):
+        raise Unreadable("the card's direction for %s is %r, not higher or lower"
+                         % (metric, direction))
+    # (every number read_json passes is finite)
+    if card is not None and not (number_pair(card) and card[0] < card[1]):
         raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
     return card and tuple(card), direction
 
 
 def alpha_for(first, k):
     """§4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)."""
-    level, where = (
-        first["comparison_level"],
-        "trials.csv line %d, column comparison_level: " % first["_line"],
-    )
+    level = first["comparison_level"]
+    where = "trials.csv line %d, column comparison_level: " % first["_line"]
     if not 0 < (float(level) if level else math.nan) < 1:
         raise Unreadable(where + "%r is not a level between 0 and 1" % level)
     alpha = (1 - float(level)) / k if k else None
@@ -234,15 +222,19 @@ def scorecard_fault(seat):
     """Why a seat's fitness index or grade is not what §3 says, or None."""
     fields = ("fitness_index", "grade") + DIMENSIONS
     missing = [f for f in fields if seat[f] == ""]
-    if len(missing) == len(fields): return None
-    if missing: return "has a scorecard without %s" % ", ".join(missing)
+    if len(missing) == len(fields):
+        return None
+    if missing:
+        return "has a scorecard without %s" % ", ".join(missing)
     rubric, index, grade = seat["rubric"], seat["fitness_index"], seat["grade"]
-    if rubric not in ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4"): return "names rubric %r" % rubric
+    if rubric not in RUBRICS:
+        return "names rubric %r" % rubric
     blended = blended_index(seat)
     if blended != exact_units(index, 1):
         return "fitness_index %s, its dimensions blend to %s" % (index, print_figure(blended / 10, 1))
     expected = grade_for(blended, [exact_units(seat[d], 1) for d in DIMENSIONS], rubric)
-    if grade != expected: return "grade %s, its index and dimensions give %s" % (grade, expected)
+    if grade != expected:
+        return "grade %s, its index and dimensions give %s" % (grade, expected)
 
 # --- §4 comparisons
 class Comparison:
@@ -338,7 +330,7 @@ def model_figures(seats):
         if seat["whole_trial"] == "true" and seat["fitness_index"] and seat["model"] != "guest":
             fitness, clusters = by_model.setdefault(seat["model"], ([], []))
             fitness.append(exact_units(seat["fitness_index"], 1))
-            clusters.append((int(seat["trial"]), int(seat["arm"])))
+            clusters.append(match_of(seat))
     for model, (fitness, clusters) in by_model.items():
         n, g = len(fitness), len(set(clusters))
         by_model[model] = (n, g, sum(fitness) / (n * 10),
@@ -445,26 +437,15 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
-        figure_rows(
-            result,
-            {"arm": arm},
-            "arm %d (%s)" % (arm, _label(labels[arm])),
-            page.get(arm, {}),
-            rows,
-        )
+        name = "arm %d (%s)" % (arm, _label(labels[arm]))
+        figure_rows(result, {"arm": arm}, name, page.get(arm, {}), rows)
     unknown_figures(result, "arm", page, sorted(set(page) - set(terms.arms), key=str), "n")
     page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        rows = [
-            ("seats", n, None),
-            ("trials", g, None),
-            ("mean", mean, 1, 0),
-            ("interval", ours, 1, 0),
-        ]
+        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0)]
+        rows.append(("interval", ours, 1, 0))
         figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
-    unknown_figures(
-        result, "model", page, [model for model in page if model not in models], "seats"
-    )
+    unknown_figures(result, "model", page, [key for key in page if key not in models], "seats")
 
 
 def unknown_figures(result, kind, page, keys, figure):
@@ -481,23 +462,13 @@ def value_figures(result, trials, seats, metric):
         if seat["focal"] == "true":
             focal.setdefault(match_of(seat), []).append(seat)
     for row in (row for row in trials if row["value"]):
-        ours, page = (
-            value_from_seats(focal.get(match_of(row)), metric),
-            exact_units(row["value"], 3),
-        )
+        ours = value_from_seats(focal.get(match_of(row)), metric)
+        page = exact_units(row["value"], 3)
         key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
         label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
         difference = None if ours is None else ours - page
-        result.figure(
-            key,
-            label,
-            thousandths(page),
-            thousandths(ours),
-            ours == page,
-            difference,
-            file="trials.csv",
-            line=row["_line"],
-        )
+        result.figure(key, label, thousandths(page), thousandths(ours), ours == page, difference,
+                      file="trials.csv", line=row["_line"])
 
 
 def thousandths(units):
@@ -524,9 +495,8 @@ def _by_key(reading, part, key, kind):
 
 def first_fault(name, rows, fault):
     """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
-    return next(
-        ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None
-    )
+    faults = ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row))
+    return next(faults, None)
 
 
 def versus(page, files, agrees, files_text=None, whose="files"):
@@ -538,18 +508,19 @@ def count_fault(page, files):
     """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
     if not isinstance(files, dict):
         return versus(page, None, is_count(page, files), "%d" % files)
-    reasons = set(page) | set(files) if isinstance(page, dict) else None
-    agrees = reasons is not None and all(is_count(page.get(r, 0), files.get(r, 0)) for r in reasons)
+    agrees = isinstance(page, dict) and all(
+        is_count(page.get(r, 0), files.get(r, 0)) for r in {*page, *files}
+    )
     return versus(page, None, agrees, json.dumps(files, sort_keys=True))
 
 
 def is_count(page, files):
-    """Whether the page's count is an integer (not a boolean) equal to the files'."""
-    return isinstance(page, int) and not isinstance(page, bool) and page == files
+    """Whether the page's count is an integer (a boolean is not one) equal to the files'."""
+    return type(page) is int and page == files
 
 
 def same_level(page, files):
-    """Check 22: the page's comparisonLevel is the files' level as decimals, or both are none."""
+    """Check 22: the page's comparisonLevel is the files' level as a decimal, or both are none."""
     if page is None or files is None:
         return page is None and files is None
     return (
@@ -560,9 +531,7 @@ def same_level(page, files):
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
     return (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(type(end) in (int, float) for end in value)
+        isinstance(value, list) and len(value) == 2 and {type(end) for end in value} <= {int, float}
     )
 
 
@@ -571,15 +540,19 @@ def match_of(row):
     return int(row["trial"]), int(row["arm"])
 
 
+def first_pairs(trials):
+    """{trial: its pair, in or out}, as each trial's first trials.csv row gives it."""
+    return {row["trial"]: row["pair"] for row in reversed(trials)}
+
+
 def file_checks(result, study_id, trials, seats, reading, terms):
     """study.md §7 checks 1-25 in order, then every value within the metric's range, if any."""
     checks = row_checks(study_id, trials, seats) + link_checks(trials, seats)
     checks += count_checks(trials, seats, reading) + page_checks(trials[0], reading, terms)
     if terms.bounds is not None:
-        fault = first_fault("trials.csv", terms.outside, lambda row: "value %s" % row["value"])
-        checks.append(
-            ("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds), fault)
-        )
+        name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
+        fault = first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])
+        checks.append((name, fault))
     result.checks += [(name, fault is None, fault) for name, fault in checks]
 
 
@@ -592,18 +565,15 @@ def row_checks(study_id, trials, seats):
         return row["canary"] != CANARY and "canary missing or altered"
 
     def other_study(row):
-        return row["study"] != study_id and "study %r, the address names %s" % (
-            row["study"],
-            study_id,
-        )
+        other = row["study"] != study_id
+        return other and "study %r, the address names %s" % (row["study"], study_id)
 
+    files = (("trials.csv", trials), ("seats.csv", seats))
     checks = [
-        ("canary on every %s row" % name, first_fault(name, rows, canary))
-        for name, rows in (("trials.csv", trials), ("seats.csv", seats))
+        ("canary on every %s row" % name, first_fault(name, rows, canary)) for name, rows in files
     ]
-    study = first_fault("trials.csv", trials, other_study) or first_fault(
-        "seats.csv", seats, other_study
-    )
+    study = first_fault("trials.csv", trials, other_study)
+    study = study or first_fault("seats.csv", seats, other_study)
     checks.append(("every trials.csv and seats.csv row names this study", study))
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):
         found = sorted({row[column] for row in trials})
@@ -616,23 +586,16 @@ def link_checks(trials, seats):
     """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row
     (9) and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard
     (12, §3)."""
-    trial_rows, seated = {match_of(row): row for row in trials}, {match_of(seat) for seat in seats}
-    pair_of = {
-        row["trial"]: row["pair"] for row in reversed(trials)
-    }  # each trial's first row's pair
+    trial_rows, seated = {match_of(row): row for row in trials}, set(map(match_of, seats))
+    pair_of = first_pairs(trials)
 
     def rubric(seat):
-        theirs = trial_rows[match_of(seat)]["rubric"]
-        return seat["rubric"] != theirs and "rubric %r, its trial row's is %r" % (
-            seat["rubric"],
-            theirs,
-        )
+        ours, theirs = seat["rubric"], trial_rows[match_of(seat)]["rubric"]
+        return ours != theirs and "rubric %r, its trial row's is %r" % (ours, theirs)
 
     def unseated(row):
-        return match_of(row) not in seated and "trial %s arm %s has no seat row" % (
-            row["trial"],
-            row["arm"],
-        )
+        missing = match_of(row) not in seated
+        return missing and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
 
     def untried(seat):
         missing = match_of(seat) not in trial_rows
@@ -658,9 +621,7 @@ def count_checks(trials, seats, reading):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
     are the files'."""
     page = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
-    pairs = list(
-        {row["trial"]: row["pair"] for row in reversed(trials)}.values()
-    )  # each trial's first
+    pairs = list(first_pairs(trials).values())
     files = {
         "trials": len(pairs),
         "rows": len(trials),
@@ -680,16 +641,12 @@ def page_checks(first, reading, terms):
     """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files';
     24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
     checks, level = [], first["comparison_level"] or None
-    for field, files in (
-        ("metric", first["metric"]),
-        ("stoppingRule", terms.rule),
-        ("comparisonLevel", level),
-        ("rubric", first["rubric"]),
-    ):
+    ours = {"metric": first["metric"], "stoppingRule": terms.rule}
+    ours.update(comparisonLevel=level, rubric=first["rubric"])
+    for field, files in ours.items():
         page = reading.get(field)
-        if (
-            field == "comparisonLevel"
-        ):  # as decimals ("0.95" is "0.950"), the files' text shown whole
+        if field == "comparisonLevel":
+            # as decimals ("0.95" is "0.950"), the files' text shown whole
             fault = versus(page, None, same_level(page, files), files)
         else:
             fault = versus(page, files, page == files)
@@ -864,33 +821,22 @@ def end_to_end(rc, args, study, trials, seats, result):
     named = Counter(row["match"] for row in trials if row["match"])
 
     def unnamed(row):
-        lacks = row["value"] and not row["match"]
-        return lacks and "trial %s arm %s has a value and names no match" % (
-            row["trial"],
-            row["arm"],
-        )
+        lacks, where = row["value"] and not row["match"], (row["trial"], row["arm"])
+        return lacks and "trial %s arm %s has a value and names no match" % where
 
     def twice(row):
-        return named[row["match"]] > 1 and "%s is named by %d rows" % (
-            row["match"],
-            named[row["match"]],
-        )
+        n = named[row["match"]]
+        return n > 1 and "%s is named by %d rows" % (row["match"], n)
 
     result.matches = audit_all(rc, match_groups(trials, seats), args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
-    checks = [
-        ("every trials.csv row with a value names its match", unnamed),
-        ("no match is named by two trials.csv rows", twice),
-    ]
+    checks = [("every trials.csv row with a value names its match", unnamed),
+              ("no match is named by two trials.csv rows", twice)]
     checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in checks]
-    checks.append(
-        (
-            "every match's roster has one seats.csv row per seat, and no more",
-            faults[0] + more if faults else None,
-        )
-    )
+    roster = faults[0] + more if faults else None
+    checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
     result.checks += [(name, fault is None, fault) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
@@ -962,70 +908,55 @@ class Row(tuple):
 
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
-    text = (
-        body.removeprefix(b"\xef\xbb\xbf")
-        .decode("utf-8", "surrogateescape")
-        .replace("\x00", "\udc00")
-    )
+    text = body.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogateescape")
     columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places})
-    for line, fields in _records(text, name, columns):
+    for line, fields in _records(text.replace("\x00", "\udc00"), name, columns):
         at = "%s line %d, column %%s: " % (name, line)
         for column, field in zip(columns, fields):
             if field == "":
                 if column in required:
                     raise Unreadable(at % column + "empty")
-            elif column in patterns:  # a field that fails or is long: named by _check_field
+            elif column in patterns:
+                # a field that fails its form or is long: named by _check_field
                 if len(field) > EXACT_DIGITS or not patterns[column].fullmatch(field):
                     _check_field(at % column, field, patterns[column], forms[column])
         rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
         if len(rows) > MAX_CSV_ROWS:
-            raise Unreadable(
-                "%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS)
-            )
+            raise Unreadable("%s holds more than %d rows: not a study this script reads"
+                             % (name, MAX_CSV_ROWS))
     for before, row in zip(rows, rows[1:]):
         if [int(row[column]) for column in key] <= [int(before[column]) for column in key]:
-            raise Unreadable(
-                "%s line %d: out of order (rows come by %s, each once)"
-                % (name, row["_line"], ", ".join(key))
-            )
+            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
+                             % (name, row["_line"], ", ".join(key)))
     return rows
 
 
 def _records(text, name, columns):
     """(line, fields) of each record past the header: RFC 4180 CSV, UTF-8, the header's width."""
     csv.field_size_limit(MAX_RESPONSE_BYTES)  # a long field reaches the form check, which names it
-    record, not_text = (
-        [],
-        NOT_TEXT.search(text) is not None,
-    )  # record: the text of the record being read
-    lines = map(
-        operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text)
-    )  # each with its "\n", lazily
+    record, not_text = [], NOT_TEXT.search(text)  # record: the text of the record being read
+    # each line with its "\n", lazily
+    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))
     reader = csv.reader((record.append(line) or line for line in lines), strict=True)
     try:
         _check_header(next(reader, None), columns, name, text)
         del record[:]
         for fields in reader:
             line, raw, record[:] = reader.line_num, "".join(record), []
-            if '"' in raw and not CSV_RECORD.fullmatch(
-                raw
-            ):  # the first field past those RFC 4180 reads
-                where = len(
-                    re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group())
-                )
-                raise Unreadable(
-                    "%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted "
-                    "field, or text after a closing quote)"
-                    % (name, line, columns[min(where, len(columns) - 1)])
-                )
+            at = "%s line %d" % (name, line)
+            # the first field past those RFC 4180 reads
+            if '"' in raw and not CSV_RECORD.fullmatch(raw):
+                where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
+                column = columns[min(where, len(columns) - 1)]
+                raise Unreadable("%s, column %s: not RFC 4180 CSV (a quote inside an unquoted "
+                                 "field, or text after a closing quote)" % (at, column))
+
             if len(fields) != len(columns):
-                raise Unreadable(
-                    "%s line %d: %d fields, the header has %d"
-                    % (name, line, len(fields), len(columns))
-                )
+                raise Unreadable("%s: %d fields, the header has %d"
+                                 % (at, len(fields), len(columns)))
             if not_text:
                 _check_text(name, line, columns, fields)
             yield line, fields
@@ -1038,10 +969,8 @@ def _check_text(name, line, columns, fields):
     for column, field in zip(columns, fields):
         bad = NOT_TEXT.search(field)
         if bad:
-            raise Unreadable(
-                "%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                % (name, line, column, ord(bad.group()) - 0xDC00)
-            )
+            raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                             % (name, line, column, ord(bad.group()) - 0xDC00))
 
 
 def _check_field(at, field, pattern, form):
@@ -1049,11 +978,9 @@ def _check_field(at, field, pattern, form):
     if not pattern.fullmatch(field):
         raise Unreadable(at + "%s is not of the form %s" % (_shown_field(field), form))
     if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-        raise Unreadable(
-            at
-            + "%s has more digits before its point than the %d a double holds exactly"
-            % (_shown_field(field), EXACT_DIGITS)
-        )
+        raise Unreadable(at + "%s has more digits before its point than the %d a double holds "
+                         "exactly" % (_shown_field(field), EXACT_DIGITS))
+
 
 def _check_header(header, columns, name, text):
     if header is None: raise Unreadable("%s is empty: not a study file" % name)
@@ -1157,117 +1084,111 @@ def _figure_rows(figures, values):
     """--all: every figure, then every trial value, on a row of its own."""
     lines, width = [], min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
     for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)):
-        lines += ["", "%-*s %-12s recomputed" % (width, what, source)] if rows else []
+        if rows:
+            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
         for f in rows:
-            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
-                         _cell(f["recomputed"]), "same" if f["same"] else "DIFFERS" + _difference(f)))
-            lines += ["    (%s)" % f["reason"]] if f.get("reason") else []
+            same = "same" if f["same"] else "DIFFERS" + _difference(f)
+            cells = _clip(f["label"], width), _cell(f["published"]), _cell(f["recomputed"]), same
+            lines.append("%-*s %-12s %-12s %s" % (width, *cells))
+            if f.get("reason"):
+                lines.append("    (%(reason)s)" % f)
     return lines
+
 
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model, a cell holding published/recomputed where they differ."""
     lines, differ = [], [f for f in figures if not f["same"]]
     for kind in ("comparison", "arm", "model"):
-        rows, columns = {}, []
-        for f in (f for f in figures if kind in f["key"]):
-            column = re.sub(" (low|high)$", "", f["key"]["figure"])
-            columns += [column] if column not in columns else []
-            rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(_cell(
-                f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"])))
-        lines += [""] + _table([kind + "s"] + columns, [
-            [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
-            for name, cells in rows.items()]) if rows else []
-    lines += ["", "a/b: published a, recomputed b where they differ"] * bool(differ)
+        lines += _kind_table(kind, [f for f in figures if kind in f["key"]])
+    if differ:
+        lines += ["", "a/b: published a, recomputed b where they differ"]
     for f in differ:
-        lines.append("DIFFERS %s %s: published %s, recomputed %s%s" % (*f["label"].rpartition(": ")[::2],
-            _cell(f["published"]), _cell(f["recomputed"]), _difference(f, ", %+d in the last place")))
-    lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
+        published, recomputed = _cell(f["published"]), _cell(f["recomputed"])
+        lines.append("DIFFERS %s %s: published %s, recomputed %s%s" % (
+            *f["label"].rpartition(": ")[::2], published, recomputed,
+            _difference(f, ", %+d in the last place")))
+    lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
     lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
               for f in figures if f.get("bound")]
-    return lines + (["", "trial values from their focal seats: %d of %d agree"
-                     % (len(values) - len(wrong), len(values))] if values else [])
+    if values:
+        agree = len(values) - len(wrong)
+        lines += ["", "trial values from their focal seats: %d of %d agree" % (agree, len(values))]
+    return lines
+
+
+def _kind_table(kind, figures):
+    """The comparisons', arms' or models' figures as a table: a row each, a column per figure."""
+    rows, columns = {}, []
+    for f in figures:
+        column = re.sub(" (low|high)$", "", f["key"]["figure"])
+        if column not in columns:
+            columns.append(column)
+        cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
+        rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
+    table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+             for name, cells in rows.items()]
+    return [""] + _table([kind + "s"] + columns, table) if rows else []
+
 
 def report_text(header, result, every):
     """The report: header, root causes, figures, checks, each match, the counts, trust, verdict."""
     values = [f for f in result.figures if "line" in f]  # each trial's value from its focal seats
-    figures, wrong = (
-        [f for f in result.figures if "line" not in f],
-        [f for f in values if not f["same"]],
-    )
+    figures = [f for f in result.figures if "line" not in f]
+    wrong = [f for f in values if not f["same"]]
     lines = [one_line(line) for line in header]
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"]
-        lines += [
-            "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s"
-            % (
-                f["file"],
-                f["line"],
-                f["key"]["trial"],
-                f["key"]["arm"],
-                f["published"],
-                _cell(f["recomputed"]),
-                _difference(f, " (%+d)"),
-            )
-            for f in wrong
-        ]
+    for f in wrong:
+        lines.append("  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
+            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
+            _cell(f["recomputed"]), _difference(f, " (%+d)")))
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
     lines += _check_lines(result.checks, every)
     if result.matches is not None:
         lines += match_lines(result.matches)
-    lines += (
-        _count_lines(result) + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
-    )
-    lines.append(study_verdict(result))
-    wrapped = (
-        textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
-        if len(line) > WIDTH
-        else [line]
-        for line in lines
-    )
-    return "\n".join(part for parts in wrapped for part in parts)
+    lines += _count_lines(result) + ["taken on trust:"]
+    lines += ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
+    return "\n".join(part for line in lines for part in _wrap(line))
+
+
+def _wrap(line):
+    """A line longer than WIDTH as lines that fit, each after the first indented."""
+    if len(line) <= WIDTH:
+        return [line]
+    return textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
 
 
 def _check_lines(checks, every):
     """The checks that fail (--all: every check), numbered, then how many of the others agree."""
-    shown = [(n, check) for n, check in enumerate(checks, 1) if every or not check[1]]
-    lines = ["", "checks"] + [
-        "%3d. %s: %s%s"
-        % (
-            n,
-            one_line(name),
-            "agrees" if agrees else "FAILS",
-            "" if detail is None else " (%s)" % one_line(detail),
-        )
-        for n, (name, agrees, detail) in shown
-    ]
-    agreeing = len(checks) - len(shown)
+    lines, agreeing = ["", "checks"], 0
+    for n, (name, agrees, detail) in enumerate(checks, 1):
+        if every or not agrees:
+            detail = "" if detail is None else " (%s)" % one_line(detail)
+            said = "agrees" if agrees else "FAILS"
+            lines.append("%3d. %s: %s%s" % (n, one_line(name), said, detail))
+        else:
+            agreeing += 1
     if agreeing:
-        lines.append(
-            "  %s %d agree%s (--all lists each)"
-            % ("the other" if shown else "all", agreeing, "s" * (agreeing == 1))
-        )
+        other = "the other" if len(lines) > 2 else "all"
+        plural = "s" * (agreeing == 1)
+        lines.append("  %s %d agree%s (--all lists each)" % (other, agreeing, plural))
+
     return lines
 
 
 def _count_lines(result):
     """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
     counts = _summary(result)
-    lines = [
-        "",
-        "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
-        "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts,
-    ]
-    if result.matches is not None:
-        rows = tuple(
-            counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows")
-        )
-        lines += [
-            "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
-            "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
-            "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
-            % rows,
-        ]
-    return lines
+    lines = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+             "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
+    if result.matches is None:
+        return lines
+    rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
+    return lines + [
+        "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
+        "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
+        "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % rows]
+
 
 def verdict_line(named):
     """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
