@@ -102,7 +102,8 @@ def _beta_fraction(a, b, x):
         d = 1.0 / ((1.0 + e * d) or 1e-300)
         c = (1.0 + e / c) or 1e-300
         f *= c * d
-        if abs(c * d - 1.0) < 1e-16: return f
+        if abs(c * d - 1.0) < 1e-16:
+            return f
     raise ArithmeticError("the incomplete beta continued fraction did not converge")
 
 def _cornish_fisher(nu, q):
@@ -119,17 +120,19 @@ def t_quantile(nu, q):
     """The Student t quantile t(ν, q) for ν ≥ 1 and 0.5 ≤ q < 1, to about 1e-13 relative."""
     if not 0.5 <= q < 1.0 or nu < 1:
         raise ValueError("t quantile needs ν ≥ 1 and 0.5 ≤ q < 1 (ν=%r, q=%r)" % (nu, q))
-    if q == 0.5: return 0.0
-    if nu == 1: return math.tan(math.pi * (q - 0.5)) if q < 0.75 else 1.0 / math.tan(math.pi * (1.0 - q))
-    if nu == 2: return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
-    if nu > CORNISH_FISHER_FROM: return _cornish_fisher(nu, q)
+    if q == 0.5:
+        return 0.0
+    if nu == 1:
+        return math.tan(math.pi * (q - 0.5)) if q < 0.75 else 1.0 / math.tan(math.pi * (1.0 - q))
+    if nu == 2:
+        return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
+    if nu > CORNISH_FISHER_FROM:
+        return _cornish_fisher(nu, q)
     # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
     # precision; that log is nearly linear in log t in heavy and light tails alike.
-    a, central, t, target = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q), 2.0 * q - 1.0 if q < 0.75 else 1.0 - q
-    # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not the difference of two large lgammas
-    series = lambda x: (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
-    log_c = (math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a)
-             + (a * math.log1p(0.5 / a) - 0.5) + (series(a + 0.5) - series(a))) - 0.5 * math.log(math.pi)
+    a, central, t = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q)
+    target = 2.0 * q - 1.0 if central else 1.0 - q
+    log_c = _log_c(a)
     for _ in range(100):
         r = t * t / nu
         x, y = 1.0 / (1.0 + r), r / (1.0 + r)       # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
@@ -142,8 +145,25 @@ def t_quantile(nu, q):
             tail = inner if central else 0.5 - 0.5 * inner
         step = math.log(tail / target) * tail / ((2.0 if central else -1.0) * front)
         t *= math.exp(-step)
-        if abs(step) < 1e-9: return t
+        if abs(step) < 1e-9:
+            return t
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
+
+
+def _log_c(a):
+    """log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas."""
+    if a < 30:
+        log_ratio = math.lgamma(a + 0.5) - math.lgamma(a)
+    else:
+        stirling = _stirling(a + 0.5) - _stirling(a)
+        log_ratio = 0.5 * math.log(a) + (a * math.log1p(0.5 / a) - 0.5) + stirling
+    return log_ratio - 0.5 * math.log(math.pi)
+
+
+def _stirling(x):
+    """Stirling's series for log Γ(x) past its leading terms: 1/(12x) − 1/(360x³) + …"""
+    return (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
+
 
 # --- the study's terms
 class Terms:
@@ -200,7 +220,8 @@ def alpha_for(first, k):
 # --- §3 each trial's value
 def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
-    if not focal_seats or any(seat[metric] == "" for seat in focal_seats): return None
+    if not focal_seats or any(seat[metric] == "" for seat in focal_seats):
+        return None
     total = reduce(operator.add, (float(s[metric]) for s in focal_seats), 0.0)  # in order (sum() compensates)
     return math.floor(total / len(focal_seats) * 1000 + 0.5)
 
@@ -257,7 +278,8 @@ def pairs_for(arm, trials_by_trial, terms):
             d = exact_units(treated["value"], 3) - exact_units(control["value"], 3)
         else:
             v0, vk = float(control["value"]), float(treated["value"])
-            if v0 <= 0 or vk <= 0: return None
+            if v0 <= 0 or vk <= 0:
+                return None
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
         lines = {control["_line"], treated["_line"]}
         pairs.append((d, int(control["map_seed"]), not terms.outside_lines & lines))
@@ -275,7 +297,8 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     result.mean, spread = mean_and_spread(diffs, scale)
     if result.in_range:     # a value out of its range could make the exact count unbounded
         result.p, result.p_how = sign_flip_p(diffs, alpha)
-    if n < 2: return result
+    if n < 2:
+        return result
     if terms.rule == "fixed":
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
@@ -318,9 +341,11 @@ def verdict(terms, result, alpha):
 def arm_figures(arm, trials, terms):
     """n, mean and 95% interval of the arm's values, cut to the metric's range."""
     units = [exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]]
-    if not units: return 0, None, None
+    if not units:
+        return 0, None, None
     n, (mean, spread) = len(units), mean_and_spread(units, 1000)
-    if n < 2: return n, mean, None
+    if n < 2:
+        return n, mean, None
     return n, mean, interval(mean, t_quantile(n - 1, 0.975) * spread / math.sqrt(n), terms.bounds)
 
 def model_figures(seats):
@@ -351,7 +376,8 @@ def print_comparison_figure(x, places):
     """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first non-0 digit."""
     for shown in range(places, places + SIGN_KEEPING_PLACES + 1):
         text = print_figure(x, shown)
-        if x == 0 or text.strip("0."): return text
+        if x == 0 or text.strip("0."):
+            return text
     return "-" * (x < 0) + text
 
 # --- §7 figures and checks
@@ -376,14 +402,17 @@ def _label(text):
 def six_places(page, places, printer):
     """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
     (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
-    if printer is print_figure or int(whole): return places
-    if not int(fraction or "0") and page[0] != "-": return most if len(fraction) == most else places
+    if printer is print_figure or int(whole):
+        return places
+    if not int(fraction or "0") and page[0] != "-":
+        return most if len(fraction) == most else places
     digits = int(fraction.ljust(most + 1, "0"))   # q places once past 5 at place q + 1 (5: below, rounded up)
     return next((q for q in range(places, most) if digits > 5 * 10 ** (most - q)), most)
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
     """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
-    if page is None and value is None: return
+    if page is None and value is None:
+        return
     label, ours = "%s: %s" % (name, key["figure"]), None if value is None else printer(value, places)
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
@@ -400,7 +429,8 @@ def figure_rows(result, key, name, page, rows):
     for figure, ours, places, *how in rows:
         shown = page.get("mapInterval" if figure == "map interval" else figure)
         if places is None:
-            if shown is None and ours is None: continue
+            if shown is None and ours is None:
+                continue
             same = ours is not None and type(shown) is type(ours) and shown == ours
             difference = ours - shown if type(ours) is int and type(shown) is int else None
             result.figure(dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference)
@@ -415,7 +445,7 @@ def figure_rows(result, key, name, page, rows):
 def comparison_figures(result, arm, label, ours, page, terms):
     """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its checks."""
     start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
-    p = None if ours.p is None else ours.p.numerator / ours.p.denominator
+    p = None if ours.p is None else float(ours.p)
     withheld, shown = page.get("withheld"), page.get("verdict")
     figure_rows(result, {"comparison": arm}, "comparison %s (%s)" % (arm, _label(label)), page, [
         ("n", ours.n, None), ("mean", ours.mean, *near), ("interval", ours.interval, *near),
@@ -479,9 +509,11 @@ def thousandths(units):
 def _by_key(reading, part, key, kind):
     """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
     entries, found = reading.get(part), {}
-    if entries is None: return found
+    if entries is None:
+        return found
     at = "the profile JSON, the card's reading.%s" % part
-    if not isinstance(entries, list): raise Unreadable("%s is not a list" % at)
+    if not isinstance(entries, list):
+        raise Unreadable("%s is not a list" % at)
     for i, entry in enumerate(entries):
         value = entry.get(key) if isinstance(entry, dict) else entry
         shown = _shown(json.dumps(value))
@@ -728,8 +760,10 @@ def match_groups(trials, seats):
 
 def same_as_record(value, record, column):
     """records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
-    if record is None: return value == ""
-    if column in TEXT_COLUMNS: return value == record
+    if record is None:
+        return value == ""
+    if column in TEXT_COLUMNS:
+        return value == record
     return value != "" and type(record) in (int, float) and Decimal(value) == Decimal(repr(record))
 
 def tie_rows(name, rows, views):
@@ -865,7 +899,8 @@ def match_result(rc, mid, rows, args, study):
 def match_changes(rc, source, mid, old):
     """--against: each of the match's files and fields that changed since the copy in OLD/<match>."""
     prior = os.path.join(old, mid)
-    if not os.path.isdir(prior): return [(mid, "(the match)", "(absent)", "(read now)")]
+    if not os.path.isdir(prior):
+        return [(mid, "(the match)", "(absent)", "(read now)")]
     return [(mid + "/" + c["file"], c["where"], c["was"], c["now"]) for c in rc.against(source, prior)]
 
 # ---------------------------------------------------------------- the files
@@ -894,7 +929,8 @@ NOT_TEXT = re.compile("[\udc00-\udcff]")
 
 def read_trials(body):
     rows = read_csv(body, "trials.csv", TRIALS, ("trial", "arm"), ("pair",))
-    if not rows: raise Unreadable("trials.csv has no rows: not a published study")
+    if not rows:
+        raise Unreadable("trials.csv has no rows: not a published study")
     return rows
 
 def read_seats(body):
@@ -983,9 +1019,12 @@ def _check_field(at, field, pattern, form):
 
 
 def _check_header(header, columns, name, text):
-    if header is None: raise Unreadable("%s is empty: not a study file" % name)
-    if tuple(header) == columns: return
-    if text.lstrip()[:1] == "<": raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
+    if header is None:
+        raise Unreadable("%s is empty: not a study file" % name)
+    if tuple(header) == columns:
+        return
+    if text.lstrip()[:1] == "<":
+        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
     at = next((n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None)
     fault = ("column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
              if at is not None else "missing column %r" % columns[len(header)] if len(header) < len(columns)
@@ -1039,23 +1078,28 @@ def _number_no_double_holds(document):
 
 def find_reading(profile, study_id):
     studies = profile.get("studies") if isinstance(profile, dict) else None
-    if not isinstance(studies, list): raise Unreadable("the profile JSON has no list of studies")
+    if not isinstance(studies, list):
+        raise Unreadable("the profile JSON has no list of studies")
     cards = [c for c in studies if isinstance(c, dict) and c.get("id") == study_id]
-    if not cards: raise Unreadable("the profile holds no card for %s" % study_id)
+    if not cards:
+        raise Unreadable("the profile holds no card for %s" % study_id)
     if len(cards) > 1:
         raise Unreadable("the profile holds %d cards for %s (one per study)" % (len(cards), study_id))
     card = cards[0]
     if card.get("kind") == "runset":
         raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
-    if isinstance(card.get("reading"), dict): return card, card["reading"]
+    if isinstance(card.get("reading"), dict):
+        return card, card["reading"]
     raise Unreadable("the profile's card for %s holds no reading" % study_id)
 
 def read_rho(recipe, recipe_id):
-    if not isinstance(recipe, dict): raise Unreadable("the recipe JSON is not an object")
+    if not isinstance(recipe, dict):
+        raise Unreadable("the recipe JSON is not an object")
     if recipe.get("id") != recipe_id:
         raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
     rho = recipe["anytime"].get("rho") if isinstance(recipe.get("anytime"), dict) else None
-    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
+    if type(rho) not in (int, float) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
+
         raise Unreadable("recipe %s: anytime.rho is %s, not a number from %g to %g"
                          % (recipe_id, _shown(rho), *RHO_RANGE))
     return float(rho)
@@ -1888,7 +1932,8 @@ def sign_flip_count(diffs, level=None):
     so the count is twice (the tails mirror) the subsets of sum x ≤ c = (A − |S1|) ÷ 2: count c[x] from
     c = [1] and c ← c + (c shifted by |D_t|) for each t, then sum c[0..c]. Fast: _count_at_most."""
     n, s1 = len(diffs), sum(diffs)
-    if s1 == 0: return 1 << n
+    if s1 == 0:
+        return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
     slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)   # exact: never floored
@@ -1898,7 +1943,8 @@ def sign_flip_count(diffs, level=None):
     if peak > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
     low, slack = _count_at_most(sizes, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
-    if level is None: return (2 * low) << (n - len(sizes))
+    if level is None:
+        return (2 * low) << (n - len(sizes))
     return Fraction(low, 1 << len(sizes) - 1), Fraction(low + slack, 1 << len(sizes) - 1)
 
 def _windows(sizes, c, z):
@@ -1962,7 +2008,8 @@ def _unpack_slots(raw, slot_bytes):
         for j in range(slot_bytes):
             spread[j::8] = raw[j::slot_bytes]
     words = array("Q", spread)
-    if sys.byteorder != "little": words.byteswap()
+    if sys.byteorder != "little":
+        words.byteswap()
     return words
 
 if __name__ == "__main__":
