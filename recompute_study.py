@@ -50,8 +50,7 @@ DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),   # study.md §1:
                     rank=(None, "lower"), map_coverage=((0, 1), "higher"))   # range (None: [1, N]), direction
 RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # the rubrics a scorecard may name (rubric.md)
-RHO_RANGE = (1e-100, 1e100)
-  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
+RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
 SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # as §6 prints one: 4 + 3 places
@@ -149,7 +148,6 @@ def t_quantile(nu, q):
             return t
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
 
-
 def _log_c(a):
     """log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas."""
     if a < 30:
@@ -159,11 +157,9 @@ def _log_c(a):
         log_ratio = 0.5 * math.log(a) + (a * math.log1p(0.5 / a) - 0.5) + stirling
     return log_ratio - 0.5 * math.log(math.pi)
 
-
 def _stirling(x):
     """Stirling's series for log Γ(x) past its leading terms: 1/(12x) − 1/(360x³) + …"""
     return (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
-
 
 # --- the study's terms
 class Terms:
@@ -193,7 +189,6 @@ class Terms:
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
 
-
 def card_terms(reading, metric):
     """The range (None: unbounded) and direction the card declares for a metric not a seat score."""
     card, direction = reading.get("range"), reading.get("direction")
@@ -204,7 +199,6 @@ def card_terms(reading, metric):
     if card is not None and not (number_pair(card) and card[0] < card[1]):
         raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
     return card and tuple(card), direction
-
 
 def alpha_for(first, k):
     """§4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)."""
@@ -477,13 +471,11 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
         figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
     unknown_figures(result, "model", page, [key for key in page if key not in models], "seats")
 
-
 def unknown_figures(result, kind, page, keys, figure):
     """Each of the page's entries that the files lack: its first figure, on the page's side only."""
     for key in keys:
         name = "%s %s (not in the files)" % (kind, _label(key))
         figure_rows(result, {kind: key}, name, page[key], [(figure, None, None)])
-
 
 def value_figures(result, trials, seats, metric):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
@@ -500,11 +492,9 @@ def value_figures(result, trials, seats, metric):
         result.figure(key, label, thousandths(page), thousandths(ours), ours == page, difference,
                       file="trials.csv", line=row["_line"])
 
-
 def thousandths(units):
     """A count of thousandths as the decimal text §2 writes (None stays None)."""
     return None if units is None else _units_text(abs(units), 3, units < 0)
-
 
 def _by_key(reading, part, key, kind):
     """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
@@ -530,11 +520,9 @@ def first_fault(name, rows, fault):
     faults = ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row))
     return next(faults, None)
 
-
 def versus(page, files, agrees, files_text=None, whose="files"):
     """A page-against-files check's detail: None when it agrees."""
     return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
-
 
 def count_fault(page, files):
     """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
@@ -545,11 +533,9 @@ def count_fault(page, files):
     )
     return versus(page, None, agrees, json.dumps(files, sort_keys=True))
 
-
 def is_count(page, files):
     """Whether the page's count is an integer (a boolean is not one) equal to the files'."""
     return type(page) is int and page == files
-
 
 def same_level(page, files):
     """Check 22: the page's comparisonLevel is the files' level as a decimal, or both are none."""
@@ -559,23 +545,19 @@ def same_level(page, files):
         isinstance(page, str) and DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(files)
     )
 
-
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
     return (
         isinstance(value, list) and len(value) == 2 and {type(end) for end in value} <= {int, float}
     )
 
-
 def match_of(row):
     """The (trial, arm) a row of either file belongs to."""
     return int(row["trial"]), int(row["arm"])
 
-
 def first_pairs(trials):
     """{trial: its pair, in or out}, as each trial's first trials.csv row gives it."""
     return {row["trial"]: row["pair"] for row in reversed(trials)}
-
 
 def file_checks(result, study_id, trials, seats, reading, terms):
     """study.md §7 checks 1-25 in order, then every value within the metric's range, if any."""
@@ -586,7 +568,6 @@ def file_checks(result, study_id, trials, seats, reading, terms):
         fault = first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])
         checks.append((name, fault))
     result.checks += [(name, fault is None, fault) for name, fault in checks]
-
 
 def row_checks(study_id, trials, seats):
     """Checks 1-7: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
@@ -601,18 +582,16 @@ def row_checks(study_id, trials, seats):
         return other and "study %r, the address names %s" % (row["study"], study_id)
 
     files = (("trials.csv", trials), ("seats.csv", seats))
-    checks = [
-        ("canary on every %s row" % name, first_fault(name, rows, canary)) for name, rows in files
-    ]
+    checks = [("canary on every %s row" % name, first_fault(name, rows, canary))  # 1-2
+              for name, rows in files]
     study = first_fault("trials.csv", trials, other_study)
     study = study or first_fault("seats.csv", seats, other_study)
-    checks.append(("every trials.csv and seats.csv row names this study", study))
-    for column in ("metric", "stopping_rule", "comparison_level", "rubric"):
+    checks.append(("every trials.csv and seats.csv row names this study", study))  # 3
+    for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
         fault = "found %s" % found if len(found) > 1 else None
         checks.append(("one %s on every trials.csv row" % column, fault))
     return checks
-
 
 def link_checks(trials, seats):
     """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row
@@ -638,44 +617,35 @@ def link_checks(trials, seats):
 
     linked = [seat for seat in seats if match_of(seat) in trial_rows]
     return [
-        ("every seat's rubric is its trial row's", first_fault("seats.csv", linked, rubric)),
-        ("every trials.csv row has a seat row", first_fault("trials.csv", trials, unseated)),
+        ("every seat's rubric is its trial row's", first_fault("seats.csv", linked, rubric)),  # 8
+        ("every trials.csv row has a seat row", first_fault("trials.csv", trials, unseated)),  # 9
         ("every seats.csv row has a trials.csv row", first_fault("seats.csv", seats, untried)),
-        ("one pair per trial", first_fault("trials.csv", trials, two_pairs)),
-        (
-            "every seat's fitness index and grade as its dimensions give",
-            first_fault("seats.csv", seats, scorecard_fault),
-        ),
-    ]
-
+        ("one pair per trial", first_fault("trials.csv", trials, two_pairs)),  # 11
+        ("every seat's fitness index and grade as its dimensions give",  # 12
+         first_fault("seats.csv", seats, scorecard_fault))]
 
 def count_checks(trials, seats, reading):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
     are the files'."""
     page = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
     pairs = list(first_pairs(trials).values())
-    files = {
-        "trials": len(pairs),
-        "rows": len(trials),
-        "valued": sum(1 for r in trials if r["value"]),
-        "seats": len(seats),
-        "noValue": dict(Counter(r["no_value"] for r in trials if r["no_value"])),
-        "pairsIn": pairs.count("in"),
-        "pairsOut": pairs.count("out"),
-    }
-    return [
-        ("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k]))
-        for k in files
-    ]
+    files = {"trials": len(pairs), "rows": len(trials),
+             "valued": sum(1 for row in trials if row["value"]), "seats": len(seats),
+             "noValue": dict(Counter(row["no_value"] for row in trials if row["no_value"])),
+             "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
+    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k]))
+            for k in files]
+
+
 
 
 def page_checks(first, reading, terms):
     """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files';
     24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
     checks, level = [], first["comparison_level"] or None
-    ours = {"metric": first["metric"], "stoppingRule": terms.rule}
-    ours.update(comparisonLevel=level, rubric=first["rubric"])
-    for field, files in ours.items():
+    ours = [("metric", first["metric"]), ("stoppingRule", terms.rule),
+            ("comparisonLevel", level), ("rubric", first["rubric"])]
+    for field, files in ours:  # 20-23
         page = reading.get(field)
         if field == "comparisonLevel":
             # as decimals ("0.95" is "0.950"), the files' text shown whole
@@ -687,9 +657,9 @@ def page_checks(first, reading, terms):
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
         fault = versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")
-        checks.append(("the page's range is %s's" % terms.metric, fault))
+        checks.append(("the page's range is %s's" % terms.metric, fault))  # 24
         fault = versus(direction, terms.direction, direction == terms.direction)
-        checks.append(("the page's direction is the files'", fault))
+        checks.append(("the page's direction is the files'", fault))  # 25
     return checks
 
 # --- the whole recompute
@@ -969,7 +939,6 @@ def read_csv(body, name, forms, key, flags):
                              % (name, row["_line"], ", ".join(key)))
     return rows
 
-
 def _records(text, name, columns):
     """(line, fields) of each record past the header: RFC 4180 CSV, UTF-8, the header's width."""
     csv.field_size_limit(MAX_RESPONSE_BYTES)  # a long field reaches the form check, which names it
@@ -999,7 +968,6 @@ def _records(text, name, columns):
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
 
-
 def _check_text(name, line, columns, fields):
     """Refuse a field holding a byte that is not UTF-8 (each such byte read as U+DC80-U+DCFF)."""
     for column, field in zip(columns, fields):
@@ -1008,7 +976,6 @@ def _check_text(name, line, columns, fields):
             raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
                              % (name, line, column, ord(bad.group()) - 0xDC00))
 
-
 def _check_field(at, field, pattern, form):
     """Refuse a field not of its column's form, or with more digits before its point than 15."""
     if not pattern.fullmatch(field):
@@ -1016,7 +983,6 @@ def _check_field(at, field, pattern, form):
     if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
         raise Unreadable(at + "%s has more digits before its point than the %d a double holds "
                          "exactly" % (_shown_field(field), EXACT_DIGITS))
-
 
 def _check_header(header, columns, name, text):
     if header is None:
@@ -1138,7 +1104,6 @@ def _figure_rows(figures, values):
                 lines.append("    (%(reason)s)" % f)
     return lines
 
-
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model, a cell holding published/recomputed where they differ."""
     lines, differ = [], [f for f in figures if not f["same"]]
@@ -1159,7 +1124,6 @@ def _figure_tables(figures, values, wrong):
         lines += ["", "trial values from their focal seats: %d of %d agree" % (agree, len(values))]
     return lines
 
-
 def _kind_table(kind, figures):
     """The comparisons', arms' or models' figures as a table: a row each, a column per figure."""
     rows, columns = {}, []
@@ -1172,7 +1136,6 @@ def _kind_table(kind, figures):
     table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
              for name, cells in rows.items()]
     return [""] + _table([kind + "s"] + columns, table) if rows else []
-
 
 def report_text(header, result, every):
     """The report: header, root causes, figures, checks, each match, the counts, trust, verdict."""
@@ -1194,13 +1157,11 @@ def report_text(header, result, every):
     lines += ["  - " + one_line(t) for t in result.trust] + [study_verdict(result)]
     return "\n".join(part for line in lines for part in _wrap(line))
 
-
 def _wrap(line):
     """A line longer than WIDTH as lines that fit, each after the first indented."""
     if len(line) <= WIDTH:
         return [line]
     return textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
-
 
 def _check_lines(checks, every):
     """The checks that fail (--all: every check), numbered, then how many of the others agree."""
@@ -1219,7 +1180,6 @@ def _check_lines(checks, every):
 
     return lines
 
-
 def _count_lines(result):
     """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
     counts = _summary(result)
@@ -1232,7 +1192,6 @@ def _count_lines(result):
         "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
         "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
         "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % rows]
-
 
 def verdict_line(named):
     """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
@@ -1259,12 +1218,10 @@ def study_verdict(result):
         [("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed), ("NOT READ", unread)]
     )
 
-
 def _key_name(key):
     """A figure's key in words (comparison 1, model m, trial 3 arm 1), at most 40 characters."""
     words = ("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)
     return _clip(_shown(" ".join(words)), 40)
-
 
 def _summary(result):
     """The counts kept apart, as --json's summary gives them."""
@@ -1291,7 +1248,6 @@ def _summary(result):
         rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows},
     )
 
-
 def match_lines(matches):
     """§8: a line per match (its whole audit where it does not recompute), then each field that differs."""
     lines, fields = [""], [d for m in matches for d in m["differences"]]
@@ -1313,7 +1269,6 @@ def match_lines(matches):
             % (len(fields), "s" * (len(fields) > 1), "s" * (len(fields) == 1)),
         ]
     return lines + [_field_line(d) for d in fields]
-
 
 def _field_line(d):
     """A row field that differs from its match's record: where, the file's value, the record's."""
