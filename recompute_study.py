@@ -262,8 +262,9 @@ def pairs_for(arm, trials_by_trial, terms):
     pairs = []
     for trial in sorted(trials_by_trial):
         control, treated = trials_by_trial[trial].get(0), trials_by_trial[trial].get(arm)
-        if (treated is None or control is None or treated["pair"] != "in"
-                or treated["in_comparison"] != "true" or not treated["value"] or not control["value"]):
+        read = treated and treated["pair"] == "in" and treated["in_comparison"] == "true"
+        if not (control and read and treated["value"] and control["value"]):
+
             continue
         if control["map_seed"] == "":
             raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row"
@@ -789,7 +790,7 @@ def roster_faults(mid, archive, trials, seats):
 
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
-    rows = [(i + 1, r) for i, s in enumerate(full["seats"]) for r in s["figures"]]
+    rows = [(n, r) for n, s in enumerate(full["seats"], 1) for r in s["figures"]]
     brief = {k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()}
     brief.update(checksFailed=[c for c in full["checks"] if not c["agrees"]],
                  differs=[{"seat": n, "figure": r["key"]["figure"], "published": r["published"],
@@ -1203,20 +1204,17 @@ def study_verdict(result):
     """The study's verdict line: figures by their key, checks by number, then each match's findings."""
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
-    differs = [
-        "%s %s" % (_key_name(f["key"]), f["key"]["figure"]) for f in result.figures if not f["same"]
-    ]
-    differs += [
-        "%s seat %d %s" % (mid, d["seat"], d["figure"]) for mid, a in audits for d in a["differs"]
-    ]
+    wrong = [f for f in result.figures if not f["same"]]
+    differs = ["%s %s" % (_key_name(f["key"]), f["key"]["figure"]) for f in wrong]
+    differs += ["%s seat %d %s" % (mid, d["seat"], d["figure"])
+                for mid, a in audits for d in a["differs"]]
     differs += ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]
     fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
     changed = ["%d since the saved copy" % result.changed] * bool(result.changed)
     unread = [m["match"] for m in matches if "error" in m]
-    return verdict_line(
-        [("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed), ("NOT READ", unread)]
-    )
+    return verdict_line([("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed),
+                         ("NOT READ", unread)])
 
 def _key_name(key):
     """A figure's key in words (comparison 1, model m, trial 3 arm 1), at most 40 characters."""
@@ -1225,28 +1223,19 @@ def _key_name(key):
 
 def _summary(result):
     """The counts kept apart, as --json's summary gives them."""
-    counts = {
-        "figuresSame": sum(1 for f in result.figures if f["same"]),
-        "figuresCompared": len(result.figures),
-        "checksAgree": sum(1 for c in result.checks if c[1]),
-        "checksMade": len(result.checks),
-    }
-    if result.matches is None:
+    counts = {"figuresSame": sum(f["same"] for f in result.figures),
+              "figuresCompared": len(result.figures),
+              "checksAgree": sum(c[1] for c in result.checks), "checksMade": len(result.checks)}
+    matches = result.matches
+    if matches is None:
         return counts
-    differing = {(d["file"], d["line"]) for m in result.matches for d in m["differences"]}
-    rows = {n: sum(m["rows"][n] for m in result.matches) for n in ("trials.csv", "seats.csv")}
-    recompute = [
-        m for m in result.matches if m["audits"] and not any(a["exit"] for a in m["audits"])
-    ]
-    return dict(
-        counts,
-        matches=len(result.matches),
-        matchesRecompute=len(recompute),
-        unreadable=[m["match"] for m in result.matches if "error" in m],
-        rows=result.rows,
-        waited=round(BUSY["waited"]),
-        rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows},
-    )
+    differing = {(d["file"], d["line"]) for m in matches for d in m["differences"]}
+    rows = {n: sum(m["rows"][n] for m in matches) for n in ("trials.csv", "seats.csv")}
+    agree = {n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows}
+    recompute = [m for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"])]
+    return dict(counts, matches=len(matches), matchesRecompute=len(recompute),
+                unreadable=[m["match"] for m in matches if "error" in m], rows=result.rows,
+                waited=round(BUSY["waited"]), rowsAgree=agree)
 
 def match_lines(matches):
     """§8: a line per match (its whole audit where it does not recompute), then each field that differs."""
@@ -1257,17 +1246,16 @@ def match_lines(matches):
         if "error" in m:
             lines.append("%s: cannot be read: %s" % (where, m["error"]))
         for a in m["audits"]:
-            lines.append(
-                where + " under %(rubric)s: figures same %(figuresSame)d of %(figuresCompared)d; "
-                "checks agree %(checksAgree)d of %(checksMade)d" % a
-            )
+            lines.append(where + " under %(rubric)s: figures same %(figuresSame)d of "
+                         "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a)
+
             lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
     if fields:
-        lines += [
-            "",
-            "%d row field%s differ%s from the match records:"
-            % (len(fields), "s" * (len(fields) > 1), "s" * (len(fields) == 1)),
-        ]
+        n = len(fields)
+        lines += ["", "%d row field%s differ%s from the match records:"
+                  % (n, "s" * (n > 1), "s" * (n == 1))]
+
+
     return lines + [_field_line(d) for d in fields]
 
 def _field_line(d):
