@@ -674,11 +674,13 @@ def recompute(study_id, trials, seats, reading, rho):
     result.trust = [SEAT_SCORES,
                     "which trials played whole (whole_trial), the seats the model table reads"]
     if terms.compared:
-        result.trust.append("which pairs each comparison read (pair, in_comparison): the page's own account")
+        result.trust.append("which pairs each comparison read (pair, in_comparison): the page's "
+                            "own account")
     for arm in terms.compared:
-        withheld = pages.get(arm, {}).get("withheld")
+        page = pages.get(arm, {})
+        withheld = page.get("withheld")
         ours = compare_arm(arm, trials_by_trial, terms, study_id, withheld)
-        comparison_figures(result, arm, labels[arm], ours, pages.get(arm, {}), terms)
+        comparison_figures(result, arm, labels[arm], ours, page, terms)
         if withheld is not None:
             result.trust.append("why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld)))
     for arm in sorted(set(pages) - set(terms.compared), key=str):
@@ -688,9 +690,9 @@ def recompute(study_id, trials, seats, reading, rho):
         value_figures(result, trials, seats, terms.metric)
     file_checks(result, study_id, trials, seats, reading, terms)
     if not terms.seat_score:
-        result.trust.append("each trial's value of %s, not a seat score, and the range %s and direction %s "
-                            "the card declares for it" % (terms.metric, _shown(reading.get("range")),
-                                                          terms.direction))
+        card = _shown(reading.get("range")), terms.direction
+        result.trust.append("each trial's value of %s, not a seat score, and the range %s and "
+                            "direction %s the card declares for it" % (terms.metric, *card))
     return terms, result
 
 # --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
@@ -1175,11 +1177,12 @@ def _check_lines(checks, every):
         else:
             agreeing += 1
     if agreeing:
-        other = "the other" if len(lines) > 2 else "all"
-        plural = "s" * (agreeing == 1)
-        lines.append("  %s %d agree%s (--all lists each)" % (other, agreeing, plural))
+        others = "the other" if agreeing < len(checks) else "all"
+        agree = "agrees" if agreeing == 1 else "agree"
+        lines.append("  %s %d %s (--all lists each)" % (others, agreeing, agree))
 
     return lines
+
 
 def _count_lines(result):
     """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
@@ -1274,15 +1277,22 @@ def _json_figure(f):
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
 def report_json(study_id, address, sources, result, status, against, copy):
-    return json.dumps({
-        "script": SCRIPT, "version": VERSION, "exit": status, "study": study_id, "address": address,
-        "sources": sources, **({"copy": copy} if copy else {}),
-        "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
-        **({} if result.matches is None else {"matches": result.matches, "differences": [
-            d for m in result.matches for d in m["differences"]]}),
-        "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
-        "trusted": result.trust, "verdict": study_verdict(result),
-        **({"against": against} if against else {})}, indent=1, ensure_ascii=True)
+    """--json: the report as one JSON document (copy, matches and against only where there are)."""
+    out = {"script": SCRIPT, "version": VERSION, "exit": status, "study": study_id,
+           "address": address, "sources": sources}
+    if copy:
+        out["copy"] = copy
+    out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
+    if result.matches is not None:
+        differences = [d for m in result.matches for d in m["differences"]]
+        out.update(matches=result.matches, differences=differences)
+    checks = [dict(zip(("check", "agrees", "detail"), check)) for check in result.checks]
+
+    out.update(checks=checks, trusted=result.trust, verdict=study_verdict(result))
+    if against:
+        out["against"] = against
+    return json.dumps(out, indent=1, ensure_ascii=True)
+
 
 # ---------------------------------------------------------------- saved copies
 SCRIPT, VERSION = "recompute_study.py", "3.1"
