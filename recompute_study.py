@@ -54,6 +54,7 @@ LABEL_CHARACTERS = 24       # an arm's label or a model's name in a figure's lab
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),   # study.md §1:
                     rank=(None, "lower"), map_coverage=((0, 1), "higher"))   # range (None: [1, N]), direction
+RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # the rubrics a scorecard may name (rubric.md)
 RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
 SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
@@ -75,9 +76,9 @@ def interval(mean, half, bounds):
 
 def cluster_interval(units, clusters, scale, q, bounds):
     """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale, E_g = n·S1_g − n_g·S1."""
-    n, total, sums, counts = len(units), sum(units), {}, Counter(clusters)
+    n, total, sums, counts = len(units), sum(units), Counter(), Counter(clusters)
     for unit, cluster in zip(units, clusters):
-        sums[cluster] = sums.get(cluster, 0) + unit
+        sums[cluster] += unit  # integers: exact
     g, squares = len(sums), sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items())
     se = math.sqrt(g * squares / ((g - 1) * n ** 4)) / scale
     return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
@@ -92,7 +93,8 @@ def _beta_fraction(a, b, x):
         d = 1.0 / ((1.0 + e * d) or 1e-300)
         c = (1.0 + e / c) or 1e-300
         f *= c * d
-        if abs(c * d - 1.0) < 1e-16: return f
+        if abs(c * d - 1.0) < 1e-16:
+            return f
     raise ArithmeticError("the incomplete beta continued fraction did not converge")
 
 def _cornish_fisher(nu, q):
@@ -109,17 +111,19 @@ def t_quantile(nu, q):
     """The Student t quantile t(ν, q) for ν ≥ 1 and 0.5 ≤ q < 1, to about 1e-13 relative."""
     if not 0.5 <= q < 1.0 or nu < 1:
         raise ValueError("t quantile needs ν ≥ 1 and 0.5 ≤ q < 1 (ν=%r, q=%r)" % (nu, q))
-    if q == 0.5: return 0.0
-    if nu == 1: return math.tan(math.pi * (q - 0.5)) if q < 0.75 else 1.0 / math.tan(math.pi * (1.0 - q))
-    if nu == 2: return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
-    if nu > CORNISH_FISHER_FROM: return _cornish_fisher(nu, q)
+    if q == 0.5:
+        return 0.0
+    if nu == 1:
+        return math.tan(math.pi * (q - 0.5)) if q < 0.75 else 1.0 / math.tan(math.pi * (1.0 - q))
+    if nu == 2:
+        return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
+    if nu > CORNISH_FISHER_FROM:
+        return _cornish_fisher(nu, q)
     # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
     # precision; that log is nearly linear in log t in heavy and light tails alike.
-    a, central, t, target = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q), 2.0 * q - 1.0 if q < 0.75 else 1.0 - q
-    # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not the difference of two large lgammas
-    series = lambda x: (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
-    log_c = (math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a)
-             + (a * math.log1p(0.5 / a) - 0.5) + (series(a + 0.5) - series(a))) - 0.5 * math.log(math.pi)
+    a, central, t = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q)
+    target = 2.0 * q - 1.0 if central else 1.0 - q
+    log_c = _log_c(a)
     for _ in range(100):
         r = t * t / nu
         x, y = 1.0 / (1.0 + r), r / (1.0 + r)       # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
@@ -132,52 +136,78 @@ def t_quantile(nu, q):
             tail = inner if central else 0.5 - 0.5 * inner
         step = math.log(tail / target) * tail / ((2.0 if central else -1.0) * front)
         t *= math.exp(-step)
-        if abs(step) < 1e-9: return t
+        if abs(step) < 1e-9:
+            return t
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
+
+def _log_c(a):
+    """log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas."""
+    if a < 30:
+        log_ratio = math.lgamma(a + 0.5) - math.lgamma(a)
+    else:
+        stirling = _stirling(a + 0.5) - _stirling(a)
+        log_ratio = 0.5 * math.log(a) + (a * math.log1p(0.5 / a) - 0.5) + stirling
+    return log_ratio - 0.5 * math.log(math.pi)
+
+def _stirling(x):
+    """Stirling's series for log Γ(x) past its leading terms: 1/(12x) − 1/(360x³) + …"""
+    return (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
 
 # --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
+
     def __init__(self, trials, seats, reading, rho):
-        first, card, level = trials[0], reading.get("range"), trials[0]["comparison_level"]
+        first = trials[0]
         self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
-        self.seat_score, self.arms = self.metric in SEAT_METRICS, sorted({int(row["arm"]) for row in trials})
+        self.seat_score = self.metric in SEAT_METRICS
+        self.arms = sorted({int(row["arm"]) for row in trials})
         self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
-            seats_per_match = Counter((int(seat["trial"]), int(seat["arm"])) for seat in seats)
-            self.bounds = bounds or (1, max(seats_per_match.values(), default=1))
+            self.bounds = bounds or (1, max(Counter(map(match_of, seats)).values(), default=1))
         else:
-            self.direction = reading.get("direction")
-            if self.direction not in ("higher", "lower"):
-                raise Unreadable("the card's direction for %s is %r, not higher or lower"
-                                 % (self.metric, self.direction))
-            if card is not None and not (isinstance(card, list) and len(card) == 2 and all(
-                    type(end) in (int, float) and math.isfinite(end) for end in card) and card[0] < card[1]):
-                raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
-            self.bounds = card and tuple(card)
+            self.bounds, self.direction = card_terms(reading, self.metric)
         low, high = self.bounds or (None, None)
-        self.outside = [row for row in trials if row["value"] and not low <= Decimal(row["value"]) <= high
-                        ] if self.bounds else []    # rows whose value is out of the range
+        values = [row for row in trials if self.bounds and row["value"]]
+        self.outside = [row for row in values if not low <= Decimal(row["value"]) <= high]
         self.outside_lines = {row["_line"] for row in self.outside}
         self.effect = reading.get("effect") if self.rule else None
         if self.rule and self.effect not in ("difference", "log_ratio"):
             raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
-        where = "trials.csv line %d, column comparison_level: " % first["_line"]
-        if self.rule and not 0 < (float(level) if level else math.nan) < 1:
-            raise Unreadable(where + "%r is not a level between 0 and 1" % level)
-        self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None    # α = (1 − L) ÷ K
-        if self.alpha is not None and not 1 - self.alpha / 2 < 1:
-            raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
-        self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)  # D_t's units
-        # A difference is held within the range's width; a log ratio is not cut.
+        self.alpha = alpha_for(first, len(self.compared)) if self.rule else None
+        # D_t's units; a difference is held within the range's width, a log ratio is not cut
+        self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
+
+def card_terms(reading, metric):
+    """The range (None: unbounded) and direction the card declares for a metric not a seat score."""
+    card, direction = reading.get("range"), reading.get("direction")
+    if direction not in ("higher", "lower"):
+        raise Unreadable("the card's direction for %s is %r, not higher or lower"
+                         % (metric, direction))
+    # (every number read_json passes is finite)
+    if card is not None and not (number_pair(card) and card[0] < card[1]):
+        raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
+    return card and tuple(card), direction
+
+def alpha_for(first, k):
+    """§4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)."""
+    level = first["comparison_level"]
+    where = "trials.csv line %d, column comparison_level: " % first["_line"]
+    if not 0 < (float(level) if level else math.nan) < 1:
+        raise Unreadable(where + "%r is not a level between 0 and 1" % level)
+    alpha = (1 - float(level)) / k if k else None
+    if alpha is not None and not 1 - alpha / 2 < 1:
+        raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
+    return alpha
 
 # --- §3 each trial's value
 def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
-    if not focal_seats or any(seat[metric] == "" for seat in focal_seats): return None
+    if not focal_seats or any(seat[metric] == "" for seat in focal_seats):
+        return None
     total = reduce(operator.add, (float(s[metric]) for s in focal_seats), 0.0)  # in order (sum() compensates)
     return math.floor(total / len(focal_seats) * 1000 + 0.5)
 
@@ -189,24 +219,29 @@ def blended_index(seat):
 
 def grade_for(index, dimensions, rubric):
     """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs 3 dimensions ≥ 50."""
-    grade = next((letter for floor, letter in ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
-                  if index >= floor), "F")
-    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3: return "C"
+    floors = ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
+    grade = next((letter for floor, letter in floors if index >= floor), "F")
+    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
+        return "C"
     return grade
 
 def scorecard_fault(seat):
     """Why a seat's fitness index or grade is not what §3 says, or None."""
     fields = ("fitness_index", "grade") + DIMENSIONS
     missing = [f for f in fields if seat[f] == ""]
-    if len(missing) == len(fields): return None
-    if missing: return "has a scorecard without %s" % ", ".join(missing)
+    if len(missing) == len(fields):
+        return None
+    if missing:
+        return "has a scorecard without %s" % ", ".join(missing)
     rubric, index, grade = seat["rubric"], seat["fitness_index"], seat["grade"]
-    if rubric not in ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4"): return "names rubric %r" % rubric
+    if rubric not in RUBRICS:
+        return "names rubric %r" % rubric
     blended = blended_index(seat)
     if blended != exact_units(index, 1):
         return "fitness_index %s, its dimensions blend to %s" % (index, print_figure(blended / 10, 1))
     expected = grade_for(blended, [exact_units(seat[d], 1) for d in DIMENSIONS], rubric)
-    if grade != expected: return "grade %s, its index and dimensions give %s" % (grade, expected)
+    if grade != expected:
+        return "grade %s, its index and dimensions give %s" % (grade, expected)
 
 # --- §4 comparisons
 class Comparison:
@@ -219,8 +254,9 @@ def pairs_for(arm, trials_by_trial, terms):
     pairs = []
     for trial in sorted(trials_by_trial):
         control, treated = trials_by_trial[trial].get(0), trials_by_trial[trial].get(arm)
-        if (treated is None or control is None or treated["pair"] != "in"
-                or treated["in_comparison"] != "true" or not treated["value"] or not control["value"]):
+        read = treated and treated["pair"] == "in" and treated["in_comparison"] == "true"
+        if not (control and read and treated["value"] and control["value"]):
+
             continue
         if control["map_seed"] == "":
             raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row"
@@ -229,7 +265,8 @@ def pairs_for(arm, trials_by_trial, terms):
             d = exact_units(treated["value"], 3) - exact_units(control["value"], 3)
         else:
             v0, vk = float(control["value"]), float(treated["value"])
-            if v0 <= 0 or vk <= 0: return None
+            if v0 <= 0 or vk <= 0:
+                return None
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
         lines = {control["_line"], treated["_line"]}
         pairs.append((d, int(control["map_seed"]), not terms.outside_lines & lines))
@@ -247,7 +284,8 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     result.mean, spread = mean_and_spread(diffs, scale)
     if result.in_range:     # a value out of its range could make the exact count unbounded
         result.p, result.p_how = sign_flip_p(diffs, alpha)
-    if n < 2: return result
+    if n < 2:
+        return result
     if terms.rule == "fixed":
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
@@ -290,9 +328,11 @@ def verdict(terms, result, alpha):
 def arm_figures(arm, trials, terms):
     """n, mean and 95% interval of the arm's values, cut to the metric's range."""
     units = [exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]]
-    if not units: return 0, None, None
+    if not units:
+        return 0, None, None
     n, (mean, spread) = len(units), mean_and_spread(units, 1000)
-    if n < 2: return n, mean, None
+    if n < 2:
+        return n, mean, None
     return n, mean, interval(mean, t_quantile(n - 1, 0.975) * spread / math.sqrt(n), terms.bounds)
 
 def model_figures(seats):
@@ -302,7 +342,7 @@ def model_figures(seats):
         if seat["whole_trial"] == "true" and seat["fitness_index"] and seat["model"] != "guest":
             fitness, clusters = by_model.setdefault(seat["model"], ([], []))
             fitness.append(exact_units(seat["fitness_index"], 1))
-            clusters.append((int(seat["trial"]), int(seat["arm"])))
+            clusters.append(match_of(seat))
     for model, (fitness, clusters) in by_model.items():
         n, g = len(fitness), len(set(clusters))
         by_model[model] = (n, g, sum(fitness) / (n * 10),
@@ -323,7 +363,8 @@ def print_comparison_figure(x, places):
     """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first non-0 digit."""
     for shown in range(places, places + SIGN_KEEPING_PLACES + 1):
         text = print_figure(x, shown)
-        if x == 0 or text.strip("0."): return text
+        if x == 0 or text.strip("0."):
+            return text
     return "-" * (x < 0) + text
 
 # --- §7 figures and checks
@@ -348,14 +389,17 @@ def _label(text):
 def six_places(page, places, printer):
     """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
     (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
-    if printer is print_figure or int(whole): return places
-    if not int(fraction or "0") and page[0] != "-": return most if len(fraction) == most else places
+    if printer is print_figure or int(whole):
+        return places
+    if not int(fraction or "0") and page[0] != "-":
+        return most if len(fraction) == most else places
     digits = int(fraction.ljust(most + 1, "0"))   # q places once past 5 at place q + 1 (5: below, rounded up)
     return next((q for q in range(places, most) if digits > 5 * 10 ** (most - q)), most)
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
     """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
-    if page is None and value is None: return
+    if page is None and value is None:
+        return
     label, ours = "%s: %s" % (name, key["figure"]), None if value is None else printer(value, places)
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
@@ -372,7 +416,8 @@ def figure_rows(result, key, name, page, rows):
     for figure, ours, places, *how in rows:
         shown = page.get("mapInterval" if figure == "map interval" else figure)
         if places is None:
-            if shown is None and ours is None: continue
+            if shown is None and ours is None:
+                continue
             same = ours is not None and type(shown) is type(ours) and shown == ours
             difference = ours - shown if type(ours) is int and type(shown) is int else None
             result.figure(dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference)
@@ -387,7 +432,7 @@ def figure_rows(result, key, name, page, rows):
 def comparison_figures(result, arm, label, ours, page, terms):
     """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its checks."""
     start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
-    p = None if ours.p is None else ours.p.numerator / ours.p.denominator
+    p = None if ours.p is None else float(ours.p)
     withheld, shown = page.get("withheld"), page.get("verdict")
     figure_rows(result, {"comparison": arm}, "comparison %s (%s)" % (arm, _label(label)), page, [
         ("n", ours.n, None), ("mean", ours.mean, *near), ("interval", ours.interval, *near),
@@ -405,41 +450,53 @@ def comparison_figures(result, arm, label, ours, page, terms):
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place)."""
-    page_arms, models = _by_key(reading, "arms", "arm", int), model_figures(seats)
+    page = _by_key(reading, "arms", "arm", int)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
-        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page_arms.get(arm, {}),
-                    [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)])
-    for arm in sorted(set(page_arms) - set(terms.arms), key=str):
-        figure_rows(result, {"arm": arm}, "arm %s (not in the files)" % arm, page_arms[arm],
-                    [("n", None, None)])
-    page_models = _by_key(reading, "models", "model", str)
+        rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
+        name = "arm %d (%s)" % (arm, _label(labels[arm]))
+        figure_rows(result, {"arm": arm}, name, page.get(arm, {}), rows)
+    unknown_figures(result, "arm", page, sorted(set(page) - set(terms.arms), key=str), "n")
+    page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        figure_rows(result, {"model": model}, "model %s" % _label(model), page_models.get(model, {}),
-                    [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)])
-    for model in [m for m in page_models if m not in models]:
-        figure_rows(result, {"model": model}, "model %s (not in the files)" % _label(model),
-                    page_models[model], [("seats", None, None)])
+        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0)]
+        rows.append(("interval", ours, 1, 0))
+        figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
+    unknown_figures(result, "model", page, [key for key in page if key not in models], "seats")
+
+def unknown_figures(result, kind, page, keys, figure):
+    """Each of the page's entries that the files lack: its first figure, on the page's side only."""
+    for key in keys:
+        name = "%s %s (not in the files)" % (kind, _label(key))
+        figure_rows(result, {kind: key}, name, page[key], [(figure, None, None)])
 
 def value_figures(result, trials, seats, metric):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
-    focal, text = {}, lambda units: None if units is None else _units_text(abs(units), 3, units < 0)
-    for seat in (seat for seat in seats if seat["focal"] == "true"):
-        focal.setdefault((int(seat["trial"]), int(seat["arm"])), []).append(seat)
+    focal = {}
+    for seat in seats:
+        if seat["focal"] == "true":
+            focal.setdefault(match_of(seat), []).append(seat)
     for row in (row for row in trials if row["value"]):
-        ours = value_from_seats(focal.get((int(row["trial"]), int(row["arm"]))), metric)
-        page_units = exact_units(row["value"], 3)
-        result.figure({"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
-                      "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
-                      text(page_units), text(ours), ours == page_units,
-                      None if ours is None else ours - page_units, file="trials.csv", line=row["_line"])
+        ours = value_from_seats(focal.get(match_of(row)), metric)
+        page = exact_units(row["value"], 3)
+        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
+        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
+        difference = None if ours is None else ours - page
+        result.figure(key, label, thousandths(page), thousandths(ours), ours == page, difference,
+                      file="trials.csv", line=row["_line"])
+
+def thousandths(units):
+    """A count of thousandths as the decimal text §2 writes (None stays None)."""
+    return None if units is None else _units_text(abs(units), 3, units < 0)
 
 def _by_key(reading, part, key, kind):
     """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
     entries, found = reading.get(part), {}
-    if entries is None: return found
+    if entries is None:
+        return found
     at = "the profile JSON, the card's reading.%s" % part
-    if not isinstance(entries, list): raise Unreadable("%s is not a list" % at)
+    if not isinstance(entries, list):
+        raise Unreadable("%s is not a list" % at)
     for i, entry in enumerate(entries):
         value = entry.get(key) if isinstance(entry, dict) else entry
         shown = _shown(json.dumps(value))
@@ -451,10 +508,10 @@ def _by_key(reading, part, key, kind):
         found[value] = entry
     return found
 
-def first_fault(name, rows, test, message):
-    """`name line N: message` of the first row that fails the test, or None."""
-    return next(("%s line %d: %s" % (name, row["_line"], message(row)) for row in rows if not test(row)),
-                None)
+def first_fault(name, rows, fault):
+    """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
+    faults = ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row))
+    return next(faults, None)
 
 def versus(page, files, agrees, files_text=None, whose="files"):
     """A page-against-files check's detail: None when it agrees."""
@@ -462,68 +519,141 @@ def versus(page, files, agrees, files_text=None, whose="files"):
 
 def count_fault(page, files):
     """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
-    same = lambda page, files: isinstance(page, int) and not isinstance(page, bool) and page == files
-    if not isinstance(files, dict): return versus(page, None, same(page, files), "%d" % files)
-    agrees = isinstance(page, dict) and all(same(page.get(reason, 0), files.get(reason, 0))
-                                            for reason in set(page) | set(files))
+    if not isinstance(files, dict):
+        return versus(page, None, is_count(page, files), "%d" % files)
+    agrees = isinstance(page, dict) and all(
+        is_count(page.get(r, 0), files.get(r, 0)) for r in {*page, *files}
+    )
     return versus(page, None, agrees, json.dumps(files, sort_keys=True))
 
+def is_count(page, files):
+    """Whether the page's count is an integer (a boolean is not one) equal to the files'."""
+    return type(page) is int and page == files
+
+def same_level(page, files):
+    """Check 22: the page's comparisonLevel is the files' level as a decimal, or both are none."""
+    if page is None or files is None:
+        return page is None and files is None
+    return (
+        isinstance(page, str) and DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(files)
+    )
+
+def number_pair(value):
+    """Whether a JSON value is a list of two numbers (a boolean is not one)."""
+    return (
+        isinstance(value, list) and len(value) == 2 and {type(end) for end in value} <= {int, float}
+    )
+
+def match_of(row):
+    """The (trial, arm) a row of either file belongs to."""
+    return int(row["trial"]), int(row["arm"])
+
+def first_pairs(trials):
+    """{trial: its pair, in or out}, as each trial's first trials.csv row gives it."""
+    return {row["trial"]: row["pair"] for row in reversed(trials)}
+
 def file_checks(result, study_id, trials, seats, reading, terms):
-    """study.md §7 checks 1-25, one (name, the first fault or None) each."""
-    match = lambda row: (int(row["trial"]), int(row["arm"]))
-    trial_rows, seated = {match(r): r for r in trials}, {match(s) for s in seats}
-    pair_of = {row["trial"]: row["pair"] for row in reversed(trials)}    # each trial's first row's pair
-    rubric_of = lambda seat: trial_rows[match(seat)]["rubric"]
-    other_study = lambda row: "study %r, the address names %s" % (row["study"], study_id)
-    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
-    pairs = list(pair_of.values())
-    files = {"trials": len(pair_of), "rows": len(trials), "valued": sum(1 for r in trials if r["value"]),
-             "seats": len(seats), "noValue": dict(Counter(r["no_value"] for r in trials if r["no_value"])),
-             "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
-    first, level, page_range = trials[0], reading.get("comparisonLevel"), reading.get("range")
-    ours = first["comparison_level"] or None
-    same_level = (level is None and ours is None if level is None or ours is None else isinstance(level, str)
-                  and bool(DECIMAL_TEXT.fullmatch(level)) and Decimal(level) == Decimal(ours))
-    same = lambda field, files: versus(reading.get(field), files, reading.get(field) == files)
-    checks = [("canary on every %s row" % name, first_fault(name, rows, lambda r: r["canary"] == CANARY,
-                                                            lambda r: "canary missing or altered"))
-              for name, rows in (("trials.csv", trials), ("seats.csv", seats))] + [
-        ("every trials.csv and seats.csv row names this study",
-         first_fault("trials.csv", trials, lambda r: r["study"] == study_id, other_study)
-         or first_fault("seats.csv", seats, lambda s: s["study"] == study_id, other_study)),
-    ] + [("one %s on every trials.csv row" % column,
-          None if len({r[column] for r in trials}) == 1 else "found %s" % sorted({r[column] for r in trials}))
-         for column in ("metric", "stopping_rule", "comparison_level", "rubric")] + [
-        ("every seat's rubric is its trial row's",
-         first_fault("seats.csv", [s for s in seats if match(s) in trial_rows],
-                     lambda s: s["rubric"] == rubric_of(s),
-                     lambda s: "rubric %r, its trial row's is %r" % (s["rubric"], rubric_of(s)))),
-        ("every trials.csv row has a seat row",
-         first_fault("trials.csv", trials, lambda r: match(r) in seated,
-                     lambda r: "trial %s arm %s has no seat row" % (r["trial"], r["arm"]))),
-        ("every seats.csv row has a trials.csv row",
-         first_fault("seats.csv", seats, lambda s: match(s) in trial_rows,
-                     lambda s: "trial %s arm %s has no trials.csv row" % (s["trial"], s["arm"]))),
-        ("one pair per trial",
-         first_fault("trials.csv", trials, lambda r: pair_of[r["trial"]] == r["pair"],
-                     lambda r: "trial %s is both in and out" % r["trial"])),
-        ("every seat's fitness index and grade as its dimensions give",
-         first_fault("seats.csv", seats, lambda s: scorecard_fault(s) is None, scorecard_fault)),
-    ] + [("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k])) for k in files] + [
-        ("the page's metric is the files'", same("metric", first["metric"])),
-        ("the page's stoppingRule is the files'", same("stoppingRule", terms.rule)),
-        ("the page's comparisonLevel is the files'", versus(level, None, same_level, ours)),
-        ("the page's rubric is the files'", same("rubric", first["rubric"])),
-    ] + ([   # checks 24-25 for a seat-score metric
-        ("the page's range is %s's" % terms.metric, versus(page_range, None, isinstance(page_range, list)
-         and len(page_range) == 2 and all(type(end) in (int, float) for end in page_range)
-         and tuple(page_range) == tuple(terms.bounds), "[%s, %s]" % terms.bounds, "the metric's")),
-        ("the page's direction is the files'", same("direction", terms.direction)),
-    ] if terms.seat_score else []) + ([
-        ("every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds),
-         first_fault("trials.csv", terms.outside[:1], lambda r: False, lambda r: "value %s" % r["value"])),
-    ] if terms.bounds is not None else [])
+    """study.md §7 checks 1-25 in order, then every value within the metric's range, if any."""
+    checks = row_checks(study_id, trials, seats) + link_checks(trials, seats)
+    checks += count_checks(trials, seats, reading) + page_checks(trials[0], reading, terms)
+    if terms.bounds is not None:
+        name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
+        fault = first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])
+        checks.append((name, fault))
     result.checks += [(name, fault is None, fault) for name, fault in checks]
+
+def row_checks(study_id, trials, seats):
+    """Checks 1-7: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
+    this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
+    (4-7)."""
+
+    def canary(row):
+        return row["canary"] != CANARY and "canary missing or altered"
+
+    def other_study(row):
+        other = row["study"] != study_id
+        return other and "study %r, the address names %s" % (row["study"], study_id)
+
+    files = (("trials.csv", trials), ("seats.csv", seats))
+    checks = [("canary on every %s row" % name, first_fault(name, rows, canary))  # 1-2
+              for name, rows in files]
+    study = first_fault("trials.csv", trials, other_study)
+    study = study or first_fault("seats.csv", seats, other_study)
+    checks.append(("every trials.csv and seats.csv row names this study", study))  # 3
+    for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
+        found = sorted({row[column] for row in trials})
+        fault = "found %s" % found if len(found) > 1 else None
+        checks.append(("one %s on every trials.csv row" % column, fault))
+    return checks
+
+def link_checks(trials, seats):
+    """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row
+    (9) and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard
+    (12, §3)."""
+    trial_rows, seated = {match_of(row): row for row in trials}, set(map(match_of, seats))
+    pair_of = first_pairs(trials)
+
+    def rubric(seat):
+        ours, theirs = seat["rubric"], trial_rows[match_of(seat)]["rubric"]
+        return ours != theirs and "rubric %r, its trial row's is %r" % (ours, theirs)
+
+    def unseated(row):
+        missing = match_of(row) not in seated
+        return missing and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
+
+    def untried(seat):
+        missing = match_of(seat) not in trial_rows
+        return missing and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
+
+    def two_pairs(row):
+        return pair_of[row["trial"]] != row["pair"] and "trial %s is both in and out" % row["trial"]
+
+    linked = [seat for seat in seats if match_of(seat) in trial_rows]
+    return [
+        ("every seat's rubric is its trial row's", first_fault("seats.csv", linked, rubric)),  # 8
+        ("every trials.csv row has a seat row", first_fault("trials.csv", trials, unseated)),  # 9
+        ("every seats.csv row has a trials.csv row", first_fault("seats.csv", seats, untried)),
+        ("one pair per trial", first_fault("trials.csv", trials, two_pairs)),  # 11
+        ("every seat's fitness index and grade as its dimensions give",  # 12
+         first_fault("seats.csv", seats, scorecard_fault))]
+
+def count_checks(trials, seats, reading):
+    """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
+    are the files'."""
+    page = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    pairs = list(first_pairs(trials).values())
+    files = {"trials": len(pairs), "rows": len(trials),
+             "valued": sum(1 for row in trials if row["value"]), "seats": len(seats),
+             "noValue": dict(Counter(row["no_value"] for row in trials if row["no_value"])),
+             "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
+    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k]))
+            for k in files]
+
+
+
+
+def page_checks(first, reading, terms):
+    """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files';
+    24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
+    checks, level = [], first["comparison_level"] or None
+    ours = [("metric", first["metric"]), ("stoppingRule", terms.rule),
+            ("comparisonLevel", level), ("rubric", first["rubric"])]
+    for field, files in ours:  # 20-23
+        page = reading.get(field)
+        if field == "comparisonLevel":
+            # as decimals ("0.95" is "0.950"), the files' text shown whole
+            fault = versus(page, None, same_level(page, files), files)
+        else:
+            fault = versus(page, files, page == files)
+        checks.append(("the page's %s is the files'" % field, fault))
+    if terms.seat_score:
+        page, direction = reading.get("range"), reading.get("direction")
+        agrees = number_pair(page) and tuple(page) == terms.bounds
+        fault = versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")
+        checks.append(("the page's range is %s's" % terms.metric, fault))  # 24
+        fault = versus(direction, terms.direction, direction == terms.direction)
+        checks.append(("the page's direction is the files'", fault))  # 25
+    return checks
 
 # --- the whole recompute
 def recompute(study_id, trials, seats, reading, rho):
@@ -536,11 +666,13 @@ def recompute(study_id, trials, seats, reading, rho):
     result.trust = [SEAT_SCORES,
                     "which trials played whole (whole_trial), the seats the model table reads"]
     if terms.compared:
-        result.trust.append("which pairs each comparison read (pair, in_comparison): the page's own account")
+        result.trust.append("which pairs each comparison read (pair, in_comparison): the page's "
+                            "own account")
     for arm in terms.compared:
-        withheld = pages.get(arm, {}).get("withheld")
+        page = pages.get(arm, {})
+        withheld = page.get("withheld")
         ours = compare_arm(arm, trials_by_trial, terms, study_id, withheld)
-        comparison_figures(result, arm, labels[arm], ours, pages.get(arm, {}), terms)
+        comparison_figures(result, arm, labels[arm], ours, page, terms)
         if withheld is not None:
             result.trust.append("why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld)))
     for arm in sorted(set(pages) - set(terms.compared), key=str):
@@ -550,9 +682,9 @@ def recompute(study_id, trials, seats, reading, rho):
         value_figures(result, trials, seats, terms.metric)
     file_checks(result, study_id, trials, seats, reading, terms)
     if not terms.seat_score:
-        result.trust.append("each trial's value of %s, not a seat score, and the range %s and direction %s "
-                            "the card declares for it" % (terms.metric, _shown(reading.get("range")),
-                                                          terms.direction))
+        card = _shown(reading.get("range")), terms.direction
+        result.trust.append("each trial's value of %s, not a seat score, and the range %s and "
+                            "direction %s the card declares for it" % (terms.metric, *card))
     return terms, result
 
 # --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
@@ -593,8 +725,10 @@ def match_groups(trials, seats):
 
 def same_as_record(value, record, column):
     """records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
-    if record is None: return value == ""
-    if column in TEXT_COLUMNS: return value == record
+    if record is None:
+        return value == ""
+    if column in TEXT_COLUMNS:
+        return value == record
     return value != "" and type(record) in (int, float) and Decimal(value) == Decimal(repr(record))
 
 def tie_rows(name, rows, views):
@@ -650,7 +784,7 @@ def roster_faults(mid, archive, trials, seats):
 
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
-    rows = [(i + 1, r) for i, s in enumerate(full["seats"]) for r in s["figures"]]
+    rows = [(n, r) for n, s in enumerate(full["seats"], 1) for r in s["figures"]]
     brief = {k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()}
     brief.update(checksFailed=[c for c in full["checks"] if not c["agrees"]],
                  differs=[{"seat": n, "figure": r["key"]["figure"], "published": r["published"],
@@ -679,17 +813,24 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
-    twice = lambda r: "%s is named by %d rows" % (r["match"], named[r["match"]])
-    checks = [("every trials.csv row with a value names its match", first_fault(
-        "trials.csv", trials, lambda r: r["match"] or not r["value"],
-        lambda r: "trial %s arm %s has a value and names no match" % (r["trial"], r["arm"]))),
-        ("no match is named by two trials.csv rows", first_fault("trials.csv", trials,
-                                                                 lambda r: named[r["match"]] < 2, twice))]
+
+    def unnamed(row):
+        lacks, where = row["value"] and not row["match"], (row["trial"], row["arm"])
+        return lacks and "trial %s arm %s has a value and names no match" % where
+
+    def twice(row):
+        n = named[row["match"]]
+        return n > 1 and "%s is named by %d rows" % (row["match"], n)
+
     result.matches = audit_all(rc, match_groups(trials, seats), args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    checks.append(("every match's roster has one seats.csv row per seat, and no more", faults and faults[0]
-                   + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1) or None))
+    more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
+    checks = [("every trials.csv row with a value names its match", unnamed),
+              ("no match is named by two trials.csv rows", twice)]
+    checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in checks]
+    roster = faults[0] + more if faults else None
+    checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
     result.checks += [(name, fault is None, fault) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
@@ -771,7 +912,8 @@ NOT_TEXT = re.compile("[\udc00-\udcff]")
 
 def read_trials(body):
     rows = read_csv(body, "trials.csv", TRIALS, ("trial", "arm"), ("pair",))
-    if not rows: raise Unreadable("trials.csv has no rows: not a published study")
+    if not rows:
+        raise Unreadable("trials.csv has no rows: not a published study")
     return rows
 
 def read_seats(body):
@@ -785,59 +927,83 @@ class Row(tuple):
 
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
-    text = body[3 if body.startswith(b"\xef\xbb\xbf") else 0:].decode("utf-8", "surrogateescape")
-    text = text.replace("\x00", "\udc00")
-    not_text, columns, required = NOT_TEXT.search(text) is not None, tuple(forms), key + flags
+    text = body.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogateescape")
+    columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
-    csv.field_size_limit(MAX_BYTES)   # a long field reaches the form check, which names it
-    record, rows, shared = [], [], {}     # record: the text of the record the reader is on
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places})
-    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))   # each with its "\n", lazily
-    reader = csv.reader((record.append(line) or line for line in lines), strict=True)
-    try:
-        _check_header(next(reader, None), columns, name, text)
-        del record[:]
-        for fields in reader:
-            line, raw, record[:] = reader.line_num, "".join(record), []
-            at = "%s line %d, column %%s: " % (name, line)
-            if '"' in raw and not CSV_RECORD.fullmatch(raw):    # the first field past those RFC 4180 reads
-                where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
-                raise Unreadable(at % columns[min(where, len(columns) - 1)] + "not RFC 4180 CSV (a quote "
-                                 "inside an unquoted field, or text after a closing quote)")
-            if len(fields) != len(columns):
-                raise Unreadable("%s line %d: %d fields, the header has %d"
-                                 % (name, line, len(fields), len(columns)))
-            bad = not_text and next((c for c, field in zip(columns, fields) if NOT_TEXT.search(field)), None)
-            if bad:
-                raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x" % (
-                    name, line, bad, ord(NOT_TEXT.search(fields[columns.index(bad)]).group()) - 0xDC00))
-            for column, field in zip(columns, fields):
-                if field == "":
-                    if column in required: raise Unreadable(at % column + "empty")
-                elif column in patterns:
-                    if not patterns[column].fullmatch(field):
-                        raise Unreadable(at % column + "%s is not of the form %s" % (_shown_field(field),
-                                                                                    forms[column]))
-                    if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-                        raise Unreadable(at % column + "%s has more digits before its point than the %d a "
-                                         "double holds exactly" % (_shown_field(field), EXACT_DIGITS))
-            rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
-            if len(rows) > MAX_CSV_ROWS:
-                raise Unreadable("%s holds more than %d rows: not a study this script reads"
-                                 % (name, MAX_CSV_ROWS))
-    except csv.Error as error:
-        raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+    for line, fields in _records(text.replace("\x00", "\udc00"), name, columns):
+        at = "%s line %d, column %%s: " % (name, line)
+        for column, field in zip(columns, fields):
+            if field == "":
+                if column in required:
+                    raise Unreadable(at % column + "empty")
+            elif column in patterns:
+                # a field that fails its form or is long: named by _check_field
+                if len(field) > EXACT_DIGITS or not patterns[column].fullmatch(field):
+                    _check_field(at % column, field, patterns[column], forms[column])
+        rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
+        if len(rows) > MAX_CSV_ROWS:
+            raise Unreadable("%s holds more than %d rows: not a study this script reads"
+                             % (name, MAX_CSV_ROWS))
     for before, row in zip(rows, rows[1:]):
         if [int(row[column]) for column in key] <= [int(before[column]) for column in key]:
             raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
                              % (name, row["_line"], ", ".join(key)))
     return rows
 
+def _records(text, name, columns):
+    """(line, fields) of each record past the header: RFC 4180 CSV, UTF-8, the header's width."""
+    csv.field_size_limit(MAX_BYTES)  # a long field reaches the form check, which names it
+    record, not_text = [], NOT_TEXT.search(text)  # record: the text of the record being read
+    # each line with its "\n", lazily
+    lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))
+    reader = csv.reader((record.append(line) or line for line in lines), strict=True)
+    try:
+        _check_header(next(reader, None), columns, name, text)
+        del record[:]
+        for fields in reader:
+            line, raw, record[:] = reader.line_num, "".join(record), []
+            at = "%s line %d" % (name, line)
+            # the first field past those RFC 4180 reads
+            if '"' in raw and not CSV_RECORD.fullmatch(raw):
+                where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
+                column = columns[min(where, len(columns) - 1)]
+                raise Unreadable("%s, column %s: not RFC 4180 CSV (a quote inside an unquoted "
+                                 "field, or text after a closing quote)" % (at, column))
+
+            if len(fields) != len(columns):
+                raise Unreadable("%s: %d fields, the header has %d"
+                                 % (at, len(fields), len(columns)))
+            if not_text:
+                _check_text(name, line, columns, fields)
+            yield line, fields
+    except csv.Error as error:
+        raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+
+def _check_text(name, line, columns, fields):
+    """Refuse a field holding a byte that is not UTF-8 (each such byte read as U+DC80-U+DCFF)."""
+    for column, field in zip(columns, fields):
+        bad = NOT_TEXT.search(field)
+        if bad:
+            raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                             % (name, line, column, ord(bad.group()) - 0xDC00))
+
+def _check_field(at, field, pattern, form):
+    """Refuse a field not of its column's form, or with more digits before its point than 15."""
+    if not pattern.fullmatch(field):
+        raise Unreadable(at + "%s is not of the form %s" % (_shown_field(field), form))
+    if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
+        raise Unreadable(at + "%s has more digits before its point than the %d a double holds "
+                         "exactly" % (_shown_field(field), EXACT_DIGITS))
+
 def _check_header(header, columns, name, text):
-    if header is None: raise Unreadable("%s is empty: not a study file" % name)
-    if tuple(header) == columns: return
-    if text.lstrip()[:1] == "<": raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
+    if header is None:
+        raise Unreadable("%s is empty: not a study file" % name)
+    if tuple(header) == columns:
+        return
+    if text.lstrip()[:1] == "<":
+        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
     at = next((n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None)
     fault = ("column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
              if at is not None else "missing column %r" % columns[len(header)] if len(header) < len(columns)
@@ -891,23 +1057,28 @@ def _number_no_double_holds(document):
 
 def find_reading(profile, study_id):
     studies = profile.get("studies") if isinstance(profile, dict) else None
-    if not isinstance(studies, list): raise Unreadable("the profile JSON has no list of studies")
+    if not isinstance(studies, list):
+        raise Unreadable("the profile JSON has no list of studies")
     cards = [c for c in studies if isinstance(c, dict) and c.get("id") == study_id]
-    if not cards: raise Unreadable("the profile holds no card for %s" % study_id)
+    if not cards:
+        raise Unreadable("the profile holds no card for %s" % study_id)
     if len(cards) > 1:
         raise Unreadable("the profile holds %d cards for %s (one per study)" % (len(cards), study_id))
     card = cards[0]
     if card.get("kind") == "runset":
         raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
-    if isinstance(card.get("reading"), dict): return card, card["reading"]
+    if isinstance(card.get("reading"), dict):
+        return card, card["reading"]
     raise Unreadable("the profile's card for %s holds no reading" % study_id)
 
 def read_rho(recipe, recipe_id):
-    if not isinstance(recipe, dict): raise Unreadable("the recipe JSON is not an object")
+    if not isinstance(recipe, dict):
+        raise Unreadable("the recipe JSON is not an object")
     if recipe.get("id") != recipe_id:
         raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
     rho = recipe["anytime"].get("rho") if isinstance(recipe.get("anytime"), dict) else None
-    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
+    if type(rho) not in (int, float) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
+
         raise Unreadable("recipe %s: anytime.rho is %s, not a number from %g to %g"
                          % (recipe_id, _shown(rho), *RHO_RANGE))
     return float(rho)
@@ -924,7 +1095,7 @@ def _difference(f, form=" %+d"):
     return "" if f["difference"] is None else form % f["difference"]
 
 def _table(head, rows):
-    """Columns padded to their widest cell, cut into bands that each fit WIDTH beside the first."""
+    """Columns padded to their widest cell, cut into bands that each fit the terminal."""
     widths, bands = [max(map(len, column)) for column in zip(head, *rows)], [[0]]
     width = terminal_width()
     for i in range(1, len(head)):
@@ -937,111 +1108,167 @@ def _figure_rows(figures, values):
     """--all: every figure, then every trial value, on a row of its own."""
     lines, width = [], min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
     for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)):
-        lines += ["", "%-*s %-12s recomputed" % (width, what, source)] if rows else []
+        if rows:
+            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
         for f in rows:
-            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
-                         _cell(f["recomputed"]), "same" if f["same"] else "DIFFERS" + _difference(f)))
-            lines += ["    (%s)" % f["reason"]] if f.get("reason") else []
+            same = "same" if f["same"] else "DIFFERS" + _difference(f)
+            cells = _clip(f["label"], width), _cell(f["published"]), _cell(f["recomputed"]), same
+            lines.append("%-*s %-12s %-12s %s" % (width, *cells))
+            if f.get("reason"):
+                lines.append("    (%(reason)s)" % f)
     return lines
 
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model, a cell holding published/recomputed where they differ."""
     lines, differ = [], [f for f in figures if not f["same"]]
     for kind in ("comparison", "arm", "model"):
-        rows, columns = {}, []
-        for f in (f for f in figures if kind in f["key"]):
-            column = re.sub(" (low|high)$", "", f["key"]["figure"])
-            columns += [column] if column not in columns else []
-            rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(_cell(
-                f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"])))
-        lines += [""] + _table([kind + "s"] + columns, [
-            [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
-            for name, cells in rows.items()]) if rows else []
-    lines += ["", "a/b: published a, recomputed b where they differ"] * bool(differ)
+        lines += _kind_table(kind, [f for f in figures if kind in f["key"]])
+    if differ:
+        lines += ["", "a/b: published a, recomputed b where they differ"]
     for f in differ:
-        lines.append("DIFFERS %s %s: published %s, recomputed %s%s" % (*f["label"].rpartition(": ")[::2],
-            _cell(f["published"]), _cell(f["recomputed"]), _difference(f, ", %+d in the last place")))
-    lines += ["    %s: %s" % (f["label"], f["reason"]) for f in figures if f.get("reason")]
+        published, recomputed = _cell(f["published"]), _cell(f["recomputed"])
+        lines.append("DIFFERS %s %s: published %s, recomputed %s%s" % (
+            *f["label"].rpartition(": ")[::2], published, recomputed,
+            _difference(f, ", %+d in the last place")))
+    lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
     lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
               for f in figures if f.get("bound")]
-    return lines + (["", "trial values from their focal seats: %d of %d agree"
-                     % (len(values) - len(wrong), len(values))] if values else [])
+    if values:
+        agree = len(values) - len(wrong)
+        lines += ["", "trial values from their focal seats: %d of %d agree" % (agree, len(values))]
+    return lines
+
+def _kind_table(kind, figures):
+    """The comparisons', arms' or models' figures as a table: a row each, a column per figure."""
+    rows, columns = {}, []
+    for f in figures:
+        column = re.sub(" (low|high)$", "", f["key"]["figure"])
+        if column not in columns:
+            columns.append(column)
+        cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
+        rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
+    table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+             for name, cells in rows.items()]
+    return [""] + _table([kind + "s"] + columns, table) if rows else []
 
 def report_text(header, result, every):
-    values, figures = ([f for f in result.figures if ("line" in f) is trial] for trial in (True, False))
+    """The report: header, root causes, figures, checks, each match, the counts, trust, verdict."""
+    values = [f for f in result.figures if "line" in f]  # each trial's value from its focal seats
+    figures = [f for f in result.figures if "line" not in f]
     wrong = [f for f in values if not f["same"]]
     lines = [one_line(line) for line in header]
-    lines += ["", "root causes: trial values that do not follow from their focal seats"] + [
-        "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (f["file"], f["line"],
-        f["key"]["trial"], f["key"]["arm"], f["published"], _cell(f["recomputed"]), _difference(f, " (%+d)"))
-        for f in wrong] if wrong else []
+    if wrong:
+        lines += ["", "root causes: trial values that do not follow from their focal seats"]
+    for f in wrong:
+        lines.append("  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
+            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
+            _cell(f["recomputed"]), _difference(f, " (%+d)")))
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
-    shown = [(n, check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
-    lines += ["", "checks"] + ["%3d. %s: %s%s" % (number, one_line(name), "agrees" if agrees else "FAILS",
-                                                  "" if detail is None else " (%s)" % one_line(detail))
-                               for number, (name, agrees, detail) in shown]
-    agreeing = len(result.checks) - len(shown)
-    lines += ["  %s %d agree%s (--all lists each)" % ("the other" if shown else "all", agreeing,
-                                                      "s" * (agreeing == 1))] * bool(agreeing)
-    lines += [] if result.matches is None else match_lines(result.matches)
+    lines += _check_lines(result.checks, every)
+    if result.matches is not None:
+        lines += match_lines(result.matches)
+    lines += _count_lines(result) + ["taken on trust:"]
+    lines += ["  - " + one_line(t) for t in result.trust]
+    width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
+    return "\n".join([part for line in lines for part in wrapped(line, width)] + [
+        one_line(verdict, len(verdict))])
+
+def _check_lines(checks, every):
+    """The checks that fail (--all: every check), numbered, then how many of the others agree."""
+    lines, agreeing = ["", "checks"], 0
+    for n, (name, agrees, detail) in enumerate(checks, 1):
+        if every or not agrees:
+            detail = "" if detail is None else " (%s)" % one_line(detail)
+            said = "agrees" if agrees else "FAILS"
+            lines.append("%3d. %s: %s%s" % (n, one_line(name), said, detail))
+        else:
+            agreeing += 1
+    if agreeing:
+        others = "the other" if agreeing < len(checks) else "all"
+        agree = "agrees" if agreeing == 1 else "agree"
+        lines.append("  %s %d %s (--all lists each)" % (others, agreeing, agree))
+
+    return lines
+
+
+def _count_lines(result):
+    """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
     counts = _summary(result)
-    lines += ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
-              "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
-    lines += [] if result.matches is None else [
+    lines = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+             "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
+    if result.matches is None:
+        return lines
+    rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
+    return lines + [
         "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
         "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
-        "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % tuple(
-            counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))]
-    lines += ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
-    width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
-    return "\n".join([part for line in lines for part in wrapped(line, width)] + [one_line(verdict, len(verdict))])
+        "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % rows]
+
 
 def study_verdict(result):
     """The study's verdict line: figures by their key, checks by number, then each match's findings."""
-    matches, name = result.matches or [], lambda key: _clip(_shown(" ".join(
-        "%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)), 40)
-    return verdict_line([
-        ("DIFFERS", ["%s %s" % (name(f["key"]), f["key"]["figure"]) for f in result.figures if not f["same"]]
-         + ["%s seat %d %s" % (m["match"], d["seat"], d["figure"]) for m in matches for a in m["audits"]
-            for d in a["differs"]]
-         + ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]),
-        ("FAILS", ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
-         + ["%s %s" % (m["match"], one_line(c["check"])) for m in matches for a in m["audits"]
-            for c in a["checksFailed"]]),
-        ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
-        ("NOT READ", [m["match"] for m in matches if "error" in m])])
+    matches = result.matches or []
+    audits = [(m["match"], a) for m in matches for a in m["audits"]]
+    wrong = [f for f in result.figures if not f["same"]]
+    differs = ["%s %s" % (_key_name(f["key"]), f["key"]["figure"]) for f in wrong]
+    differs += ["%s seat %d %s" % (mid, d["seat"], d["figure"])
+                for mid, a in audits for d in a["differs"]]
+    differs += ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]
+    fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
+    fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
+    changed = ["%d since the saved copy" % result.changed] * bool(result.changed)
+    unread = [m["match"] for m in matches if "error" in m]
+    return verdict_line([("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed),
+                         ("NOT READ", unread)])
+
+def _key_name(key):
+    """A figure's key in words (comparison 1, model m, trial 3 arm 1), at most 40 characters."""
+    words = ("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)
+    return _clip(_shown(" ".join(words)), 40)
 
 def _summary(result):
-    counts = {"figuresSame": sum(1 for f in result.figures if f["same"]),
-              "figuresCompared": len(result.figures), "checksAgree": sum(1 for c in result.checks if c[1]),
-              "checksMade": len(result.checks)}
-    if result.matches is None: return counts
-    differing = {(d["file"], d["line"]) for m in result.matches for d in m["differences"]}
-    rows = {n: sum(m["rows"][n] for m in result.matches) for n in ("trials.csv", "seats.csv")}
-    return dict(counts, matches=len(result.matches), matchesRecompute=sum(1 for m in result.matches
-                if m["audits"] and not any(a["exit"] for a in m["audits"])),
-                unreadable=[m["match"] for m in result.matches if "error" in m], rows=result.rows,
-                waited=round(result.waited),
-                rowsAgree={n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows})
+    """The counts kept apart, as --json's summary gives them."""
+    counts = {"figuresSame": sum(f["same"] for f in result.figures),
+              "figuresCompared": len(result.figures),
+              "checksAgree": sum(c[1] for c in result.checks), "checksMade": len(result.checks)}
+    matches = result.matches
+    if matches is None:
+        return counts
+    differing = {(d["file"], d["line"]) for m in matches for d in m["differences"]}
+    rows = {n: sum(m["rows"][n] for m in matches) for n in ("trials.csv", "seats.csv")}
+    agree = {n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows}
+    recompute = [m for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"])]
+    return dict(counts, matches=len(matches), matchesRecompute=len(recompute),
+                unreadable=[m["match"] for m in matches if "error" in m], rows=result.rows,
+                waited=round(result.waited), rowsAgree=agree)
 
 def match_lines(matches):
     """§8: a line per match (its whole audit where it does not recompute), then each field that differs."""
     lines, fields = [""], [d for m in matches for d in m["differences"]]
     for m in matches:
-        where = "trial %d arm %d" % tuple(m["trials"][0]) + (
-            " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else "")
+        more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
+        where = "%s (trial %d arm %d%s)" % (m["match"], *m["trials"][0], more)
         if "error" in m:
-            lines.append("%s (%s): cannot be read: %s" % (m["match"], where, m["error"]))
+            lines.append("%s: cannot be read: %s" % (where, m["error"]))
         for a in m["audits"]:
-            lines += ["%s (%s) under %s: figures same %d of %d; checks agree %d of %d" % (
-                m["match"], where, a["rubric"], a["figuresSame"], a["figuresCompared"], a["checksAgree"],
-                a["checksMade"])] + (a["text"].rstrip("\n").split("\n") + [""] if "text" in a else [])
-    lines += ["", "%d row field%s differ%s from the match records:" % (
-        len(fields), "s" * (len(fields) > 1), "s" * (len(fields) == 1))] if fields else []
-    return lines + ["  %s line %d (trial %d arm %d%s) %s: file %s, %s %s" % (
-        d["file"], d["line"], d["trial"], d["arm"], "" if d["seat"] is None else " seat %d" % d["seat"],
-        d["column"], _clip(_shown(d["value"]), 24) or "(empty)", d["source"],
-        _clip(d["record"] or "(none)", 24)) for d in fields]
+            lines.append(where + " under %(rubric)s: figures same %(figuresSame)d of "
+                         "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a)
+
+            lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
+    if fields:
+        n = len(fields)
+        lines += ["", "%d row field%s differ%s from the match records:"
+                  % (n, "s" * (n > 1), "s" * (n == 1))]
+
+
+    return lines + [_field_line(d) for d in fields]
+
+def _field_line(d):
+    """A row field that differs from its match's record: where, the file's value, the record's."""
+    seat = "" if d["seat"] is None else " seat %d" % d["seat"]
+    value, record = _clip(_shown(d["value"]), 24) or "(empty)", _clip(d["record"] or "(none)", 24)
+    where = "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d + seat
+    return "%s) %s: file %s, %s %s" % (where, d["column"], value, d["source"], record)
 
 def _json_figure(f):
     """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
@@ -1052,15 +1279,22 @@ def _json_figure(f):
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
 def report_json(study_id, address, sources, result, status, against, copy):
-    return {
-        "script": SCRIPT, "version": VERSION, "exit": status, "study": study_id, "address": address,
-        "sources": sources, **({"copy": copy} if copy else {}),
-        "summary": _summary(result), "figures": [_json_figure(f) for f in result.figures],
-        **({} if result.matches is None else {"matches": result.matches, "differences": [
-            d for m in result.matches for d in m["differences"]]}),
-        "checks": [{"check": n, "agrees": agrees, "detail": detail} for n, agrees, detail in result.checks],
-        "trusted": result.trust, "verdict": study_verdict(result),
-        **({"against": against} if against else {})}
+    """--json: the report as one JSON document (copy, matches and against only where there are)."""
+    out = {"script": SCRIPT, "version": VERSION, "exit": status, "study": study_id,
+           "address": address, "sources": sources}
+    if copy:
+        out["copy"] = copy
+    out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
+    if result.matches is not None:
+        differences = [d for m in result.matches for d in m["differences"]]
+        out.update(matches=result.matches, differences=differences)
+    checks = [dict(zip(("check", "agrees", "detail"), check)) for check in result.checks]
+
+    out.update(checks=checks, trusted=result.trust, verdict=study_verdict(result))
+    if against:
+        out["against"] = against
+    return out
+
 
 # ---------------------------------------------------------------- gather the study
 FILES = {"trials": "trials.csv", "seats": "seats.csv", "page": "profile.json", "recipe": "recipe.json"}
@@ -2089,7 +2323,8 @@ def sign_flip_count(diffs, level=None):
     so the count is twice (the tails mirror) the subsets of sum x ≤ c = (A − |S1|) ÷ 2: count c[x] from
     c = [1] and c ← c + (c shifted by |D_t|) for each t, then sum c[0..c]. Fast: _count_at_most."""
     n, s1 = len(diffs), sum(diffs)
-    if s1 == 0: return 1 << n
+    if s1 == 0:
+        return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
     slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)   # exact: never floored
@@ -2099,7 +2334,8 @@ def sign_flip_count(diffs, level=None):
     if peak > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
     low, slack = _count_at_most(sizes, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
-    if level is None: return (2 * low) << (n - len(sizes))
+    if level is None:
+        return (2 * low) << (n - len(sizes))
     return Fraction(low, 1 << len(sizes) - 1), Fraction(low + slack, 1 << len(sizes) - 1)
 
 def _windows(sizes, c, z):
@@ -2163,7 +2399,8 @@ def _unpack_slots(raw, slot_bytes):
         for j in range(slot_bytes):
             spread[j::8] = raw[j::slot_bytes]
     words = array("Q", spread)
-    if sys.byteorder != "little": words.byteswap()
+    if sys.byteorder != "little":
+        words.byteswap()
     return words
 
 
