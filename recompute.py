@@ -33,7 +33,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, base64, csv, errno, functools, gc, hashlib, http.client, io, itertools, json, math, re
+import argparse, base64, errno, functools, gc, hashlib, http.client, json, math, re
 import shutil, socket, ssl, stat, tempfile, threading, time, urllib.error, urllib.parse
 import urllib.request, zlib
 from bisect import bisect_right
@@ -1734,16 +1734,17 @@ def read_copy(folder, kind, names):
 
 
 # ------------------------------------------------------------------ --against: two copies
-def copy_changes(old, new):
-    """Each file one copy holds and the other not, then each field (JSON) or line (CSV) that
-    differs, as (count, the first MAX_CHANGES of {file, where, was, now})."""
+def copy_changes(old, new, differ=None):
+    """Each file one copy holds and the other not, then each field that differs (JSON; another
+    file by `differ`, a CSV's by line and column), as (count, the first MAX_CHANGES of {file,
+    where, was, now})."""
     changes = Changes()
     for name in sorted(set(old) | set(new)):
         was, now = old.get(name), new.get(name)
         if was is None or now is None:  # a file on one side only: named, its content not carried
             changes.add(name, "", *["(absent)" if b is None else "(the file)" for b in (was, now)])
-        elif was != now and name.endswith(".csv"):
-            csv_changes(name, was, now, changes)
+        elif was != now and differ and not name.endswith(".json"):
+            differ(name, was, now, changes)
         elif was != now:
             try:
                 json_changes(name, "", parse_json(was, name), parse_json(now, name), changes)
@@ -1796,32 +1797,6 @@ def json_changes(name, path, was, now, changes):
             json_changes(name, "%s[%d]" % (path, i), *sides, changes)
     elif type(was) is not type(now) or repr(was) != repr(now):
         changes.add(name, path, was, now)
-
-
-def csv_changes(name, was, now, changes):
-    """Each line one side lacks, and each field that differs, by its line and column; a line of
-    another width, or a long one, as one change."""
-    was, now = (io.StringIO(text.decode("utf-8", "replace"), newline="") for text in (was, now))
-    head = csv_fields(now.readline())
-    now.seek(0)
-    for number, (a, b) in enumerate(itertools.zip_longest(was, now), 1):
-        where = "line %d" % number
-        if a is None or b is None:
-            changes.add(name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)])
-        elif a != b:
-            a, b = csv_fields(a), csv_fields(b)
-            if None in (a, b, head) or len(a) != len(b) or len(a) > len(head):
-                changes.add(name, where, *["(a long line)" if x is None else "%d fields" % len(x)
-                                           for x in (a, b)])
-                continue
-            for column, x, y in zip(head, a, b):
-                if x != y:
-                    changes.add(name, "%s %s" % (where, column), x, y)
-
-
-def csv_fields(line):
-    """A CSV line's fields, or None for a line longer than 65,536 characters (never split)."""
-    return next(csv.reader([line.rstrip("\r\n")]), []) if len(line) <= 65536 else None
 
 
 # ------------------------------------------------------------------ keep

@@ -1330,34 +1330,29 @@ class Gather:
     came from."""
 
     def __init__(self, args, net, origin, copy):
-        self.args, self.net, self.origin, self.copy = args, net, origin, copy
-        given = (args.trials, args.seats, args.page)
-        self.offline = copy is not None or None not in given
+        self.args, self.net, self.origin, self.copy = args, net, origin, copy or {}
+        self.offline = copy is not None or None not in (args.trials, args.seats, args.page)
         self.files, self.used = {}, {}
 
     def get(self, option, path):
         name, given = FILES[option], getattr(self.args, option)
         if given is not None:
-            self.files[name] = read_file(given, None)
-            self.used[name] = "saved copy " + _shown(given)
-        elif self.copy is not None and name in self.copy[1]:
-            self.files[name] = self.copy[1][name]
-            self.used[name] = "saved copy " + _shown(os.path.join(self.args.address, name))
+            self.files[name], self.used[name] = read_file(given, None), "saved copy " + given
+        elif name in self.copy:
+            where = os.path.join(self.args.address, name)
+            self.files[name], self.used[name] = self.copy[name], "saved copy " + where
         elif self.offline:
             raise Unreadable("reading offline, nothing is fetched: the study needs its %s; give it "
                              "with --%s FILE" % (name, option))
         else:
-            self.files[name] = self.fetch(self.origin + path, name)
             self.used[name] = "served " + self.origin + path
-        return self.files[name]
-
-    def fetch(self, url, name):
-        try:
-            return self.net.get(url, name, self.args.named)
-        except Unreadable as err:
-            if getattr(err, "status", None) == 404 and name.endswith(".csv"):
+            try:
+                self.files[name] = self.net.get(self.origin + path, name, self.args.named)
+            except Unreadable as err:
+                if getattr(err, "status", None) != 404 or option == "page":
+                    raise
                 raise Unreadable("%s, or a run set (a run set has no files)" % err)
-            raise
+        return self.files[name]
 
 
 def read_study(gather, handle, study_id):
@@ -1394,14 +1389,38 @@ def saved_study(folder, option=""):
 def card_only(files, study_id):
     """The files as --against compares them: of the profile, only the study's card."""
     out = dict(files)
-    if FILES["page"] in out:
-        try:
-            profile = json.loads(out.pop(FILES["page"]))
-            cards = [c for c in profile["studies"] if isinstance(c, dict) and c.get("id") == study_id]
-        except (ValueError, RecursionError, TypeError, KeyError):
-            cards = "(not a profile)"
-        out["profile.json (the study's card)"] = json.dumps(cards).encode()
+    if "profile.json" in out:
+        profile = json.loads(out.pop("profile.json"))  # read before: a JSON object with studies
+        card = [c for c in profile["studies"] if isinstance(c, dict) and c.get("id") == study_id]
+        out["profile.json (the study's card)"] = json.dumps(card).encode()
     return out
+
+
+def csv_changes(name, was, now, changes):
+    """Each line one side lacks, and each field that differs, by its line and column; a line of
+    another width, or a long one, as one change."""
+    was, now = (io.StringIO(text.decode("utf-8", "replace"), newline="") for text in (was, now))
+    head = csv_fields(now.readline())
+    now.seek(0)
+    for number, (a, b) in enumerate(itertools.zip_longest(was, now), 1):
+        where = "line %d" % number
+        if a is None or b is None:
+            changes.add(name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)])
+        elif a != b:
+            a, b = csv_fields(a), csv_fields(b)
+            if None in (a, b, head) or len(a) != len(b) or len(a) > len(head):
+                changes.add(name, where, *["(a long line)" if x is None else "%d fields" % len(x)
+                                           for x in (a, b)])
+                continue
+            for column, x, y in zip(head, a, b):
+                if x != y:
+                    changes.add(name, "%s %s" % (where, column), x, y)
+
+
+def csv_fields(line):
+    """A CSV line's fields, or None for a line longer than 65,536 characters (never split)."""
+    return next(csv.reader([line.rstrip("\r\n")]), []) if len(line) <= 65536 else None
+
 
 
 # ---------------------------------------------------------------- main
@@ -1519,24 +1538,19 @@ def run(args):
 def audit_study(args, rc, net, copies, names, staged):
     """Gather, read, recompute, keep, report: the study, and with --matches each match."""
     (folder, copy, old), (origin, handle, study_id, address) = copies, names
-    gather = Gather(args, net, origin, copy)
+    gather = Gather(args, net, origin, copy and copy[1])
     trials, seats, reading, rho = read_study(gather, handle, study_id)
     terms, result = recompute(study_id, trials, seats, reading, rho)
     result.waited = 0
-    count, changes = copy_changes(*(card_only(f, study_id) for f in (old[1], gather.files))) if (
-        old) else (0, [])
+    count, changes = copy_changes(*(card_only(f, study_id) for f in (old[1], gather.files)),
+                                  csv_changes) if old else (0, [])
     if rc is not None:
         study = argparse.Namespace(folder=folder, origin=origin, metric=terms.metric, net=net,
                                    staged=staged, named=args.named)
         end_to_end(rc, args, study, trials, seats, result)
-        for m in result.matches:
+        for m in result.matches:  # a match the copy has and the study no longer names: its row
             count += m.pop("count", 0)
-            changes += m.pop("changes", [])
-        read = {m["match"] for m in result.matches}
-        gone = [n for n in sorted(os.listdir(args.against)) if MATCH_ID.match(n) and n not in read]
-        count += len(gone) if old else 0
-        changes += [{"file": n, "where": "(the match)", "was": "(saved)", "now": "(absent)"}
-                    for n in gone] if old else []
+            changes = (changes + m.pop("changes", []))[:MAX_CHANGES]
     result.waited = net.waited
     if staged:
         about = {"kind": "study", "id": study_id, "address": address, "rubric": None}
@@ -2081,16 +2095,17 @@ def read_copy(folder, kind, names):
 
 
 # ------------------------------------------------------------------ --against: two copies
-def copy_changes(old, new):
-    """Each file one copy holds and the other not, then each field (JSON) or line (CSV) that
-    differs, as (count, the first MAX_CHANGES of {file, where, was, now})."""
+def copy_changes(old, new, differ=None):
+    """Each file one copy holds and the other not, then each field that differs (JSON; another
+    file by `differ`, a CSV's by line and column), as (count, the first MAX_CHANGES of {file,
+    where, was, now})."""
     changes = Changes()
     for name in sorted(set(old) | set(new)):
         was, now = old.get(name), new.get(name)
         if was is None or now is None:  # a file on one side only: named, its content not carried
             changes.add(name, "", *["(absent)" if b is None else "(the file)" for b in (was, now)])
-        elif was != now and name.endswith(".csv"):
-            csv_changes(name, was, now, changes)
+        elif was != now and differ and not name.endswith(".json"):
+            differ(name, was, now, changes)
         elif was != now:
             try:
                 json_changes(name, "", parse_json(was, name), parse_json(now, name), changes)
@@ -2143,32 +2158,6 @@ def json_changes(name, path, was, now, changes):
             json_changes(name, "%s[%d]" % (path, i), *sides, changes)
     elif type(was) is not type(now) or repr(was) != repr(now):
         changes.add(name, path, was, now)
-
-
-def csv_changes(name, was, now, changes):
-    """Each line one side lacks, and each field that differs, by its line and column; a line of
-    another width, or a long one, as one change."""
-    was, now = (io.StringIO(text.decode("utf-8", "replace"), newline="") for text in (was, now))
-    head = csv_fields(now.readline())
-    now.seek(0)
-    for number, (a, b) in enumerate(itertools.zip_longest(was, now), 1):
-        where = "line %d" % number
-        if a is None or b is None:
-            changes.add(name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)])
-        elif a != b:
-            a, b = csv_fields(a), csv_fields(b)
-            if None in (a, b, head) or len(a) != len(b) or len(a) > len(head):
-                changes.add(name, where, *["(a long line)" if x is None else "%d fields" % len(x)
-                                           for x in (a, b)])
-                continue
-            for column, x, y in zip(head, a, b):
-                if x != y:
-                    changes.add(name, "%s %s" % (where, column), x, y)
-
-
-def csv_fields(line):
-    """A CSV line's fields, or None for a line longer than 65,536 characters (never split)."""
-    return next(csv.reader([line.rstrip("\r\n")]), []) if len(line) <= 65536 else None
 
 
 # ------------------------------------------------------------------ keep
