@@ -1035,6 +1035,8 @@ def parse_args(argv):
                         help="compare what is read with a copy saved earlier")
     parser.add_argument("--all", action="store_true", help="every figure on its own row")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    if argv[-2:-1] == ["--save"] and MATCH_ID.match(argv[-1]):  # the folder left out
+        raise Usage("--save takes a folder: --save DIR %s (see recompute.py --help)" % argv[-1])
     args = parser.parse_args(argv)
     args.base, args.named = server(args.base)
     args.matches = [t.strip() for t in args.matches]
@@ -1262,6 +1264,7 @@ MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
 MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
 MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
 MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
+MAX_SAVED_BYTES = 2 << 20  # a saved.json: a copy of 10,000 pages lists them in under 1 MiB
 MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
 MOST_RETRY_AFTER = 60  # seconds, one wait a busy platform asks for: records.md §3's most
 RETRY_PAUSE_SECONDS = 1.0  # before the one retry after a 5xx, or a 429 without Retry-After
@@ -1697,40 +1700,46 @@ def read_copy(folder, kind, names):
     path = os.path.join(folder, SAVED)
     if not os.path.lexists(path):
         return None, {}
-    about = parse_json(read_file(path, folder), path)
+    raw = read_file(path, folder)
+    about = parse_json(raw, path) if len(raw) <= MAX_SAVED_BYTES else None
     about = about if isinstance(about, dict) else {}
     forms = {"kind": str, "id": str, "address": str, "savedAt": str, "sha256": dict}
     bad = [key for key, form in forms.items() if not isinstance(about.get(key), form)]
     if bad or about["kind"] != kind:
         raise Unreadable("%s: not a saved %s (%s)" % (path, kind, "no " + bad[0] if bad else
                                                       "kind " + one_line(about["kind"], 40)))
-    files, faults, size = {}, [], 0
+    files, faults, count = {}, [], 0
     for name, digest in sorted(about["sha256"].items()):
-        where = os.path.join(folder, *name.split("/"))
-        if not re.fullmatch(names, name) or not isinstance(digest, str):
-            faults.append("%s lists %s, not a file of a saved %s" % (SAVED, one_line(name), kind))
-        elif not os.path.lexists(where):
-            faults.append("%s: missing from the copy saved %s (%s lists it)"
-                          % (name, one_line(about["savedAt"]), SAVED))
-        else:
-            try:
-                files[name] = read_file(where, folder)
-            except Unreadable as err:
-                faults.append("%s: not the file saved %s (%s)"
-                              % (name, one_line(about["savedAt"]), str(err).partition(": ")[2]))
-                continue
-            size += len(files[name])
-            if size > MAX_COPY_BYTES:
-                raise Unreadable("%s: more than %d bytes in all: not a copy this script reads"
-                                 % (folder, MAX_COPY_BYTES))
-            if hashlib.sha256(files[name]).hexdigest() != digest:
-                faults.append("%s: not the file saved %s (sha256 differs)"
-                              % (name, one_line(about["savedAt"])))
+        fault = file_fault(folder, about, (kind, names), (name, digest), files)
+        count += fault is not None
+        if fault and len(faults) < MAX_LISTED:  # the first named, the rest counted
+            faults.append(fault)
     if faults:
-        error = Altered("; ".join(faults))
-        error.about, error.faults = about, faults
+        error = Altered("; ".join(listed(faults, count)))
+        error.about, error.faults = about, listed(faults, count)
         raise error
     return about, files
+
+
+def file_fault(folder, about, form, listing, files):
+    """Why a file saved.json lists is not the file saved, or None with the file put in files."""
+    (kind, names), (name, digest), when = form, listing, one_line(about["savedAt"])
+    where = os.path.join(folder, *name.split("/"))
+    if not re.fullmatch(names, name) or not isinstance(digest, str):
+        return "%s lists %s, not a file of a saved %s" % (SAVED, one_line(name), kind)
+    if not os.path.lexists(where):
+        return "%s: missing from the copy saved %s (%s lists it)" % (name, when, SAVED)
+    try:
+        raw = read_file(where, folder)
+    except Unreadable as err:
+        return "%s: not the file saved %s (%s)" % (name, when, str(err).partition(": ")[2])
+    if sum(map(len, files.values())) + len(raw) > MAX_COPY_BYTES:
+        raise Unreadable("%s: more than %d bytes in all: not a copy this script reads"
+                         % (folder, MAX_COPY_BYTES))
+    if hashlib.sha256(raw).hexdigest() != digest:
+        return "%s: not the file saved %s (sha256 differs)" % (name, when)
+    files[name] = raw
+    return None
 
 
 # ------------------------------------------------------------------ --against: two copies

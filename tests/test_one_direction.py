@@ -199,3 +199,98 @@ def test_the_study_script_writes_nothing_beside_itself(tmp_path):
                              env=dict(os.environ, PYTHONDONTWRITEBYTECODE=""))
     assert out.returncode == 0, out.stderr
     assert sorted(os.listdir(tmp_path)) == sorted(SCRIPTS)
+
+
+# ---------------------------------------------------------------- what users and attackers meet
+def saved_match(tmp_path):
+    with Platform(FIXTURES) as p:
+        out = run_script("recompute.py", "--base", p.url, "--save", tmp_path / "copies", CLEAN)
+    assert out.returncode == 0, out.stderr
+    return tmp_path / "copies" / CLEAN
+
+
+def test_a_stray_file_beside_a_whole_copy_is_neither_read_nor_shown(tmp_path):
+    copy = saved_match(tmp_path)
+    (copy / "playing.json").write_text('{"reason": "a stray file \\u001b[31m"}')
+    out = run_script("recompute.py", copy)
+    assert out.returncode == 0 and "every file verified" in out.stdout
+    assert "stray" not in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("names,says", [(120000, "saved.json: not a saved match"),
+                                         (990000, "saved.json: larger than 67108864 bytes")])
+def test_a_saved_json_of_many_names_is_refused_at_once(tmp_path, names, says):
+    copy = saved_match(tmp_path)
+    about = json.loads((copy / "saved.json").read_text())
+    about["sha256"].update(("export/%d.json" % n, "0" * 64) for n in range(2, names))
+    (copy / "saved.json").write_text(json.dumps(about))
+    out = run_script("recompute.py", "--json", copy)
+    assert out.returncode == 2 and says in out.stderr and out.stderr.count("\n") == 1
+    assert len(out.stdout) < 2000
+
+
+def test_many_faults_of_a_copy_are_counted_not_all_listed(tmp_path):
+    copy = saved_match(tmp_path)
+    about = json.loads((copy / "saved.json").read_text())
+    about["sha256"].update(("export/%d.json" % n, "0" * 64) for n in range(2, 5000))
+    (copy / "saved.json").write_text(json.dumps(about))
+    out = run_script("recompute.py", copy)
+    assert out.returncode == 1
+    assert out.stdout.count("missing from the copy saved") == 40 and "... and 4958 more" in out.stdout
+
+
+def test_an_argument_both_a_match_id_and_a_folder_is_refused_naming_both(tmp_path):
+    (tmp_path / CLEAN).mkdir()
+    out = subprocess.run([sys.executable, str(REPO / "recompute.py"), CLEAN], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == ("recompute.py: %s names both a match and a folder here: give ./%s for the "
+                          "folder, or move it\n" % (CLEAN, CLEAN))
+
+
+def test_one_id_from_two_servers_is_two_sources():
+    with Platform(FIXTURES) as a, Platform(FIXTURES) as b:
+        out = run_script("recompute.py", CLEAN, "%s/matches/%s" % (b.url, CLEAN),
+                         env={"DAISHI_BASE": a.url})
+        asked = (len(a.requests), len(b.requests))
+    assert out.returncode == 0 and asked[0] > 0 and asked[1] > 0
+    assert "2 matches: 2 read" in out.stdout
+
+
+def test_save_with_its_folder_left_out_says_so():
+    out = run_script("recompute.py", "--save", CLEAN)
+    assert out.returncode == 2 and out.stderr == (
+        "recompute.py: --save takes a folder: --save DIR %s (see recompute.py --help)\n" % CLEAN)
+
+
+def test_a_study_path_that_is_no_folder_says_so():
+    out = run_script("recompute_study.py", "./nosuchdir/")
+    assert out.returncode == 2
+    assert out.stderr == "recompute_study.py: cannot read the study: ./nosuchdir/: no such folder\n"
+
+
+def test_a_match_folder_of_a_saved_study_that_leads_out_is_not_read(tmp_path):
+    study = "/u/linked-lab/studies/s_9f54f5e8"
+    saved = tmp_path / "saved"
+    with Platform(FIXTURES) as p:
+        out = run_script("recompute_study.py", p.url + study, "--matches", "--save", saved)
+    assert out.returncode == 0, out.stderr
+    mid = sorted(n for n in os.listdir(saved) if n.startswith("m_"))[0]
+    os.rename(saved / mid, tmp_path / mid)
+    os.symlink(tmp_path / mid, saved / mid)
+    again = run_script("recompute_study.py", saved, "--matches")
+    assert again.returncode == 2 and "a link leading outside" in again.stderr
+    (saved / mid).unlink()
+    os.rename(tmp_path / mid, saved / mid)
+    (saved / mid / "saved.json").unlink()
+    unverified = run_script("recompute_study.py", saved, "--matches")
+    assert unverified.returncode == 2 and "not a verified copy of %s" % mid in unverified.stderr
+    assert "every file verified" in unverified.stdout.replace(" \\\n    ", " ").splitlines()[0]
+
+
+def test_wrapping_a_long_line_is_linear_and_fits():
+    rc = load_script("recompute")
+    line = " ".join("word%d" % i for i in range(400000))  # about 4 MB
+    lines = rc.wrapped(line, 60)
+    assert all(len(part) <= 60 for part in lines) and len(lines) > 50000
+    assert " ".join(part.rstrip(" \\").strip() for part in lines) == line

@@ -148,8 +148,8 @@ def path_from_base(p, tmp_path):
         "names its own: give one or the other\n" % (p.url, KIM))
     mirror = run_script("recompute_study.py", KIM, env={"DAISHI_BASE": p.url + "/mirror"})  # a prefix is read
     assert mirror.returncode == 2 and mirror.stderr == (
-        "recompute_study.py: cannot read the study: trials.csv: 404 not found at %s/mirror%s/trials.csv, "
-        "or a run set (a run set has no files)\n" % (p.url, KIM))
+        "recompute_study.py: cannot read the study: trials.csv: 404 not found at %s/mirror%s/trials.csv: "
+        "no such handle or study, or a run set (a run set has no files)\n" % (p.url, KIM))
     assert p.requests == ["/mirror" + KIM + "/trials.csv"]
     saved = tmp_path / "kim"
     assert run_script("recompute_study.py", p.url + KIM, "--save", saved).returncode == 0
