@@ -1752,7 +1752,7 @@ def copy_changes(old, new, differ=None):
         was, now = old.get(name), new.get(name)
         if was is None or now is None:  # a file on one side only: named, its content not carried
             changes.add(name, "", *["(absent)" if b is None else "(the file)" for b in (was, now)])
-        elif was != now and differ and not name.endswith(".json"):
+        elif was != now and differ and name.endswith(".csv"):
             differ(name, was, now, changes)
         elif was != now:
             try:

@@ -1317,7 +1317,7 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         if MATCH_ID.match(path):
             raise Usage("%s is a match: audit it with recompute.py %s" % (path, path))
-        if path.startswith((".", "~", os.sep)):
+        if path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path:
             raise Unreadable("%s: no such folder" % _shown(address))
         raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
                          "s_<8 hex digits>, its path /u/..., or a folder --save wrote)"
@@ -2114,7 +2114,7 @@ def copy_changes(old, new, differ=None):
         was, now = old.get(name), new.get(name)
         if was is None or now is None:  # a file on one side only: named, its content not carried
             changes.add(name, "", *["(absent)" if b is None else "(the file)" for b in (was, now)])
-        elif was != now and differ and not name.endswith(".json"):
+        elif was != now and differ and name.endswith(".csv"):
             differ(name, was, now, changes)
         elif was != now:
             try:
