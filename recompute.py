@@ -59,8 +59,8 @@ MAX_JSON_VALUES = 1000000     # in one page or report (counted as its brackets, 
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
 RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a 5xx (or a bare 429), after a pause
 # rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
-ITEM_VALUES = (("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
-               ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75))
+ITEM_VALUES = {"wood": 2, "stone": 3, "ore": 5, "fiber": 0.75, "food": 1.25, "plank": 4.5, "brick": 6.25,
+               "rope": 2.5, "tool": 14, "meal": 3.75}
 STRUCTURES = {"shelter": (100, 20), "storehouse": (120, 30), "workshop": (120, 45), "market": (120, 60)}
 STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
@@ -93,53 +93,59 @@ def running_sum(terms):
 # --- §2 wealth
 def item_values(engine):
     """The table's values; ore at 8 in the archives of engine 0.1.0."""
-    return tuple((item, 8 if item == "ore" and engine == "0.1.0" else value) for item, value in ITEM_VALUES)
+    return dict(ITEM_VALUES, ore=8) if engine == "0.1.0" else ITEM_VALUES
 
 def replay_structures(events, end, skipped, notes):
-    """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0)."""
+    """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0). A
+    structure's `crumbles` is the tick its hp reaches 0; one rebuilt under its id has crumbled."""
     standing, built = {}, []
     for event in events:
-        kind, tick = event["type"], event["tick"]
-        if kind not in STRUCTURE_EVENTS or event["seq"] in skipped: continue
-        sid = event["structureId"]
-        structure = standing[sid] if sid in standing and standing[sid]["crumbles"] > tick else None
-        if kind == "build" and event["structure"] not in STRUCTURES:
-            notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
-                      % (event["structure"], event["seq"]))
-        elif kind == "build" and structure is None:
-            structure = standing[sid] = {"id": sid, "kind": event["structure"], "owner": event["agentId"],
-                                         "crumbles": tick + STRUCTURES[event["structure"]][0], "contents": {}}
-            built.append(structure)
-        elif kind == "repair" and structure is not None:
+        kind, tick, sid = event["type"], event["tick"], event["structureId"]
+        if event["seq"] in skipped:
+            continue
+        structure = standing.get(sid)
+        if structure and structure["crumbles"] <= tick:
+            structure = None  # gone, with its contents
+        if kind == "build":
+            if event["structure"] not in STRUCTURES:
+                notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
+                          % (event["structure"], event["seq"]))
+            elif not structure:
+                structure = standing[sid] = {"id": sid, "kind": event["structure"], "contents": {},
+                                             "owner": event["agentId"],
+                                             "crumbles": tick + STRUCTURES[event["structure"]][0]}
+                built.append(structure)
+        elif structure and kind == "repair":
             max_hp = STRUCTURES[structure["kind"]][0]
             structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, max_hp)
-        elif kind != "build" and structure is not None and structure["kind"] == "storehouse":
-            for item, qty in (event["taken"] if kind == "raid" else event["items"]).items():
-                had = structure["contents"].get(item, 0)
-                structure["contents"][item] = max(had + qty if kind == "deposit" else had - qty, 0)
-    return [dict(s, hp=s["crumbles"] - end) for s in built if standing[s["id"]] is s and s["crumbles"] > end]
+        elif structure and structure["kind"] == "storehouse":  # deposit, withdraw, raid
+            contents = structure["contents"]
+            for item, qty in event["taken" if kind == "raid" else "items"].items():
+                contents[item] = max(contents.get(item, 0) + (qty if kind == "deposit" else -qty), 0)
+    return [dict(s, hp=s["crumbles"] - end) for s in built if s["crumbles"] > end]
 
 def replay_wealth(seat, structures, values):
     """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
-    total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values)
-    for structure in (s for s in structures if s["owner"] == seat["id"]):
-        max_hp, value = STRUCTURES[structure["kind"]]
-        total += value * structure["hp"] / max_hp
-        for item, item_value in values:  # a storehouse's contents (no other kind holds any)
-            total += structure["contents"].get(item, 0) * item_value
+    total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values.items())
+    for structure in structures:
+        if structure["owner"] == seat["id"]:
+            max_hp, value = STRUCTURES[structure["kind"]]
+            total += value * structure["hp"] / max_hp
+            for item, item_value in values.items():  # a storehouse's contents (no other kind holds any)
+                total += structure["contents"].get(item, 0) * item_value
     return hu(total, 2)
 
 def wealth_replays(archive, notes):
     """Each seat's replayed wealth as logged, and without the errata's events (None if none)."""
-    values, seats, known = item_values(archive["engine"]), archive["seats"], dict(ITEM_VALUES)
+    values, seats = item_values(archive["engine"]), archive["seats"]
     notes.update("%s holds %r, an item the rubric values at 0" % (seat["id"], item)
-                 for seat in seats for item in seat["inventory"] if item not in known)
+                 for seat in seats for item in seat["inventory"] if item not in values)
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
-    events = archive["log"]["structures"]
-    wealths = [[replay_wealth(seat, standing, values) for seat in seats]
-               for standing in (replay_structures(events, archive["end"], skip, notes)
-                                for skip in ([set(), skipped] if skipped else [set()]))]
-    return wealths[0], wealths[1] if skipped else None
+
+    def replay(skip):
+        standing = replay_structures(archive["log"]["structures"], archive["end"], skip, notes)
+        return [replay_wealth(seat, standing, values) for seat in seats]
+    return replay(set()), replay(skipped) if skipped else None
 
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
@@ -148,9 +154,10 @@ def seat_counters(archive, report):
     out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
     for seat, card in zip(archive["seats"], report["cards"]):
         sid, entry = seat["id"], metrics.get(seat["id"])
-        if entry is None and not any(sid in agents for agents in by_kind.values()): continue
-        out[sid] = c = dict.fromkeys(COUNTERS, 0) if events else {key: entry[key] for key in COUNTERS}
-        for kind, key in COUNTED_EVENTS.items() if events else ():
+        if entry is None and not any(sid in agents for agents in by_kind.values()):
+            continue
+        out[sid] = c = {key: 0 if events else entry[key] for key in COUNTERS}
+        for kind, key in COUNTED_EVENTS.items():  # no events: none counted
             c[key] += by_kind.get(kind, {}).get(sid, 0)
         own = 0 if entry is None else entry["message"] + entry["message_private"]
         c["messages"] = own if card["messagesSent"] is None else card["messagesSent"]
@@ -158,7 +165,8 @@ def seat_counters(archive, report):
 
 def rate(count, seat, match_rounds, rubric):
     """§3.2: a flow per 100 rounds alive under 2.x; the count itself under 1.0."""
-    if rubric == "1.0": return count
+    if rubric == "1.0":
+        return count
     divisor = max(seat["roundsAlive"], min(match_rounds, 300))
     return 0 if divisor == 0 else count * 100 / divisor
 
@@ -166,40 +174,37 @@ def coverage_of(regions, map_regions):
     return math.floor(1000 * regions / map_regions + 0.5) / 1000
 
 def map_coverage(archive):
-    """§3.3: each seat's coverage, the regions it visited, whether the archive has a map record."""
-    exploration, log, seats = archive["exploration"], archive["log"], archive["seats"]
-    has_map = exploration is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
-    if not archive["events"]:
-        block = exploration or {}
-        return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, None, has_map
-    visited = {seat["id"]: set() for seat in seats}
+    """§3.3: each seat's coverage and count of regions visited; whether the archive has a map record."""
+    block, log = archive["exploration"], archive["log"]
+    has_map = block is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
+    visited = {seat["id"]: set() for seat in archive["seats"]}
     for agent, region in log["visited"]:
         visited[agent].add(region)
-    return {sid: coverage_of(len(r), archive["regions"]) for sid, r in visited.items()}, visited, has_map
+    visited = {sid: len(regions) for sid, regions in visited.items()}
+    if archive["events"]:
+        return {sid: coverage_of(n, archive["regions"]) for sid, n in visited.items()}, visited, has_map
+    block = block or {}  # no events: the exploration block's
+    return {sid: block[sid]["coverage"] if sid in block else 0 for sid in visited}, visited, has_map
 
 # --- §4 the trade ledger
 def net_share(received, given, values):
-    n = running_sum(abs(received.get(i, 0) - given.get(i, 0)) * v for i, v in values)
-    d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values)
+    n = running_sum(abs(received.get(i, 0) - given.get(i, 0)) * v for i, v in values.items())
+    d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values.items())
     return 0 if d == 0 else hu(n / d, 3)
 
 def ledger_from_events(trades, values):
     """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid points."""
-    flows, pairs, points, paid_in_all = defaultdict(list), {}, Counter(), Counter()
+    pairs, points, paid_in_all = {}, Counter(), Counter()
     for giver, taker, give, receive in trades:
-        flows[giver, taker].append((give, receive))
+        a, b = sorted((giver, taker))
+        pair = pairs.setdefault((a, b), {"trades": 0, "received": Counter(), "given": Counter()})
+        pair["trades"] += 1
+        pair["received"].update(receive if giver == a else give)  # A, the lower id's (integers)
+        pair["given"].update(give if giver == a else receive)
         for key in ((giver, taker), (taker, giver)) if give and receive else ():  # paid: 5 each, 20 in all
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
                 paid_in_all[key[0]] += 1
-    for (giver, taker), flow in flows.items():
-        a, b = min(giver, taker), max(giver, taker)
-        pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
-        pair["trades"] += len(flow)
-        # A (the lower id) receives `receive` when it is `from`, `give` when it is `to`.
-        for side, items in zip(("given", "received") if giver == a else ("received", "given"), zip(*flow)):
-            for item, qty in chain.from_iterable(map(dict.items, items)):  # integers: any order
-                pair[side][item] = pair[side].get(item, 0) + qty
     return [{"a": a, "b": b, "trades": f["trades"], "netShare": net_share(f["received"], f["given"], values),
              "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(pairs.items())]
 
@@ -208,32 +213,38 @@ def commons_shares(draws, collapses, seats):
     the ticks and units of its gathers, collapses (region, resource, tick), in log order."""
     sums = {seat["id"]: 0.0 for seat in seats}
     for region, resource, c in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
-        spans = ((agent, *draws.get((region, resource, agent), ((), ()))) for agent in sums)
-        drew = {a: sum(u[bisect_right(t, c - 50):bisect_right(t, c)]) for a, t, u in spans}
-        drew = {agent: n for agent, n in drew.items() if n}
-        if len(drew) < 2: continue
-        total = sum(drew.values())  # integers
-        for agent, drawn in drew.items():
-            sums[agent] += drawn / total
+        drew = {}
+        for agent in sums:
+            ticks, units = draws.get((region, resource, agent), ((), ()))
+            n = sum(units[bisect_right(ticks, c - 50):bisect_right(ticks, c)])  # integers
+            if n:
+                drew[agent] = n
+        if len(drew) > 1:  # a pool only one seat drew from is not counted
+            total = sum(drew.values())
+            for agent, n in drew.items():
+                sums[agent] += n / total
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
 def trade_ledger(archive, values):
+    """§4: replayed from the events; without them the archive's ledger block, or None."""
     if not archive["events"]:
-        return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
+        return archive["ledger"]
     log = archive["log"]
-    return {"pairs": ledger_from_events(log["trade_completed"], values), "hasRep": True, "source": "events",
+    return {"pairs": ledger_from_events(log["trade_completed"], values), "hasRep": True,
             "commons": commons_shares(log["gather"], log["region_collapsed"], archive["seats"])}
 
 def partners(ledger, sid):
-    out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
-    return sorted(out, key=itemgetter(0))
+    """The seat's pairs, its partners in ascending id order."""
+    mine = [pair for pair in ledger["pairs"] if sid in (pair["a"], pair["b"])]
+    return sorted(mine, key=lambda pair: pair["a"] if pair["b"] == sid else pair["b"])
 
 def credited_trades(ledger, sid, counters):
     """hu(Σ min(trades, 5) × net share, 3) over partners; completed trades without a ledger."""
-    if ledger is None: return counters["trade"] if counters else 0
-    return hu(running_sum(min(pair["trades"], 5) * pair["netShare"] for _, pair in partners(ledger, sid)), 3)
+    if ledger is None:
+        return counters["trade"]
+    return hu(running_sum(min(pair["trades"], 5) * pair["netShare"] for pair in partners(ledger, sid)), 3)
 
-# --- §5 rank, §6 the five dimensions
+# --- §5 rank, §6 the five dimensions (r: the seat's rate, §3.2)
 def ranks(wealths, rubric):
     if rubric in ("1.0", "2.0"):  # ties in roster order
         position = {i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)}
@@ -249,13 +260,11 @@ def survival_score(seat, counters, match_rounds, rubric):
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
-def economy_score(wealth, counters, seat, match_rounds, rubric):
+def economy_score(wealth, counters, r):
     activity = sum(counters[key] for key in COUNTERS[:4])  # gather, craft, build, repair
-    r_activity = rate(activity, seat, match_rounds, rubric)
-    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r_activity / 40), 1)
+    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r(activity) / 40), 1)
 
-def social_score(rep, credited, commons, counters, seat, match_rounds, rubric):
-    r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
+def social_score(rep, credited, commons, counters, seat, r, rubric):
     credits = rubric in ("2.3", "2.4")  # credited trades, less aggression and the commons
     inner = clamp(22 * r(credited if credits else counters["trade"]) + 8 * rep
                   + 1.5 * min(r(counters["messages"]), 15))
@@ -264,10 +273,8 @@ def social_score(rep, credited, commons, counters, seat, match_rounds, rubric):
 def reads_coverage(rubric, has_map_record):
     return rubric in ("2.3", "2.4") or (rubric == "2.2" and has_map_record)
 
-def adaptation_score(seat, counters, coverage, has_map_record, match_rounds, rubric):
-    r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
-    last = (30 * min(coverage / 0.25, 1) if reads_coverage(rubric, has_map_record)
-            else 1.5 * min(r(counters["move"]), 20))
+def adaptation_score(seat, counters, coverage, reads_map, r):
+    last = 30 * min(coverage / 0.25, 1) if reads_map else 1.5 * min(r(counters["move"]), 20)
     return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
 
 def competitiveness_score(seat, rank, wealth, field_size):
@@ -278,18 +285,20 @@ def competitiveness_score(seat, rank, wealth, field_size):
 # --- §7 circular reputation (2.4), §8 the index, grade, achievements
 def circular_reputation(ledger, sid):
     """(circular, estimated): hu(Σ points × (1 − net share), 3) over partners."""
-    if ledger is None: return 0, False
-    mine, estimated = [pair for _, pair in partners(ledger, sid)], not ledger["hasRep"]
+    if ledger is None:
+        return 0, False
+    mine, estimated = partners(ledger, sid), not ledger["hasRep"]
     points = [min(pair["trades"], 5) if estimated else pair["rep"][sid] for pair in mine]
-    total = sum(points) if estimated else 0  # integers
-    if total > 20:  # estimated: min(trades, 5) each, scaled to 20 in all
+    total = sum(points)  # integers
+    if estimated and total > 20:  # min(trades, 5) each, scaled to 20 in all
         points = [p * (20 / total) for p in points]
     circular = running_sum(p * (1 - pair["netShare"]) for p, pair in zip(points, mine))
     return hu(circular, 3), estimated and bool(mine)
 
 def index_stocks(seat, circular):
     """Index wealth and reputation: the archive's, less what circular trade earned."""
-    if circular <= 0: return seat["wealth"], seat["reputation"]
+    if circular <= 0:
+        return seat["wealth"], seat["reputation"]
     return hu(seat["wealth"] - 2 * circular, 3), hu(seat["reputation"] - circular, 3)
 
 def fitness_index(dims):
@@ -299,8 +308,8 @@ def fitness_index(dims):
 
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
-    grade = next((g for floor, g in ((80, "A"), (65, "B"), (50, "C"), (35, "D")) if index >= floor), "F")
-    return "C" if rubric != "1.0" and grade in ("A", "B") and len([d for d in dims if d >= 50]) < 3 else grade
+    grade = "ABCDF"[sum(index < floor for floor in (80, 65, 50, 35))]  # the floors it falls short of
+    return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
     earned = [("survivor", seat["status"] == "active" and seat["roundsAlive"] >= match_rounds),
@@ -316,19 +325,20 @@ def recompute(archive, report):
     counters, (coverage, visited, has_map_record) = seat_counters(archive, report), map_coverage(archive)
     ledger = trade_ledger(archive, item_values(archive["engine"]))
     circulars = [circular_reputation(ledger, seat["id"]) for seat in seats]
-    stocks = [index_stocks(seat, circular) if rubric == "2.4" else (seat["wealth"], seat["reputation"])
+    stocks = [index_stocks(seat, circular if rubric == "2.4" else 0)
               for seat, (circular, _) in zip(seats, circulars)]
     seat_ranks, results = ranks([wealth for wealth, _ in stocks], rubric), []
     reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
+
+        def r(count):
+            return rate(count, seat, rounds, rubric)
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
         commons, cover = (ledger["commons"].get(sid, 0) if ledger else 0), coverage[sid]
-        credited = credited_trades(ledger, sid, counters[sid])
-        dims = (survival_score(seat, counters[sid], rounds, rubric),
-                economy_score(wealth, c, seat, rounds, rubric),
-                social_score(rep, credited, commons, c, seat, rounds, rubric),
-                adaptation_score(seat, c, cover, has_map_record, rounds, rubric),
+        dims = (survival_score(seat, counters[sid], rounds, rubric), economy_score(wealth, c, r),
+                social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
+                adaptation_score(seat, c, cover, reads_map, r),
                 competitiveness_score(seat, seat_ranks[i], wealth, len(seats)))
         index = fitness_index(dims)
         figures = dict(zip(DIMENSIONS, dims), fitnessIndex=index, grade=grade_of(index, dims, rubric),
@@ -339,7 +349,7 @@ def recompute(archive, report):
                            circularEstimated=estimated)
         results.append({"figures": figures, "notRecorded": counters[sid] is None, "replay": as_logged[i],
                         "replayWithoutErrata": without_errata[i] if without_errata else None})
-    return results, block_checks(archive, counters, visited, ledger), sorted(notes), ledger
+    return results, block_checks(archive, counters, visited, coverage, ledger), sorted(notes), ledger
 
 # --- §12 checks of the blocks
 def check(name, stamped, replayed):
@@ -347,34 +357,35 @@ def check(name, stamped, replayed):
     return {"check": name, "agrees": agrees, "detail": None if agrees else "archive says %s, events give %s"
             % (shown(stamped), shown(replayed)), "published": stamped, "recomputed": replayed}
 
-def block_checks(archive, counters, visited, ledger):
-    if not archive["events"]: return []
-    checks = [check("metrics %s.%s" % (sid, key), entry[key], (counters[sid] or {}).get(key, 0))
+def block_checks(archive, counters, visited, coverage, ledger):
+    """The archive's blocks against its events: each metrics entry, the ledger, the exploration."""
+    if not archive["events"]:
+        return []
+    checks = [check("metrics %s.%s" % (sid, key), entry[key], counters[sid][key])
               for sid, entry in (archive["metrics"] or {}).items() for key in COUNTERS]
     if archive["ledger"] is not None:
-        checks += ledger_checks(archive["ledger"], ledger, archive["seats"])
+        checks += ledger_checks(archive["ledger"], ledger)
     exploration = archive["exploration"]
     checks += [check("exploration %s" % seat["id"], "absent", "present")  # the block lists every seat
                for seat in archive["seats"] if exploration is not None and seat["id"] not in exploration]
     for sid, entry in (exploration or {}).items():
-        checks += [check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])),
-                   check("exploration %s.coverage" % sid, entry["coverage"],
-                         coverage_of(len(visited[sid]), archive["regions"]))]
+        checks += [check("exploration %s.visited" % sid, entry["visited"], visited[sid]),
+                   check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid])]
     return checks
 
-def ledger_checks(block, ledger, seats):
+def ledger_checks(block, ledger):
     replayed, stamped = ({(p["a"], p["b"]): p for p in pairs} for pairs in (ledger["pairs"], block["pairs"]))
     out = []
     for key in sorted(set(replayed) | set(stamped)):
         name, mine, theirs = "ledger %s~%s" % key, replayed.get(key), stamped.get(key)
-        if mine is None or theirs is None:
+        if not (mine and theirs):
             out.append(check(name, "present" if theirs else "absent", "present" if mine else "absent"))
             continue
         out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
         if theirs["rep"] is not None:
             out += [check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]) for side in key]
-    return out + [check("ledger commons.%s" % seat["id"], block["commons"].get(seat["id"], 0),
-                        ledger["commons"][seat["id"]]) for seat in seats]
+    return out + [check("ledger commons.%s" % sid, block["commons"].get(sid, 0), share)
+                  for sid, share in ledger["commons"].items()]
 
 # --- reading records
 def parse_json(raw, name):
@@ -755,10 +766,10 @@ def audit(archive, report):
     if unshown:
         trusted.append("the structures' part of final wealth for %s (no event log to replay)"
                        % ", ".join(unshown))
-    if ledger is not None and ledger["source"] == "ledger block":
+    if ledger is not None and not archive["events"]:
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
     source = ("none: every completed trade counts, no commons share, no circular reputation" if ledger is None
-              else "replayed from the events (circular reputation too)" if ledger["source"] == "events"
+              else "replayed from the events (circular reputation too)" if archive["events"]
               else "the archive's ledger block, circular reputation "
               + ("from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"))
     return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
