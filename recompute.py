@@ -420,13 +420,15 @@ REQUIRED = object()
 
 def fits(values, form, roster=None):
     """Whether every one of the values (None: one is missing) has the form, a column at a time."""
-    if values is None or not set(map(type, values)) <= FORMS[form][1]: return False
-    if form == "seat": return roster.issuperset(values)
-    if form == "status": return set(values) <= {"active", "dormant", "dead"}
+    _, types, low = FORMS[form]
+    if values is None or not set(map(type, values)) <= types:
+        return False
+    if form in ("seat", "status"):
+        return set(values) <= (roster if form == "seat" else {"active", "dormant", "dead"})
     if form == "number":
         return all(abs(v) <= EXACT_INTEGERS if type(v) is int else math.isfinite(v) for v in values)
-    if form == "items": return fits(list(chain.from_iterable(map(dict.values, values))), "positive")
-    low = FORMS[form][2]
+    if form == "items":
+        return fits(list(chain.from_iterable(map(dict.values, values))), "positive")
     return low is None or not values or low <= min(values) and max(values) <= EXACT_INTEGERS
 
 def checked(value, form, at):
@@ -436,8 +438,10 @@ def checked(value, form, at):
     return value
 
 def field(obj, key, at):
-    if not isinstance(obj, dict): raise Unreadable("%s: expected an object" % at)
-    if key not in obj: raise Unreadable("%s.%s: missing" % (at, key))
+    if not isinstance(obj, dict):
+        raise Unreadable("%s: expected an object" % at)
+    if key not in obj:
+        raise Unreadable("%s.%s: missing" % (at, key))
     return obj[key]
 
 def get(obj, key, form, at, default=REQUIRED):
@@ -445,27 +449,35 @@ def get(obj, key, form, at, default=REQUIRED):
     if "." in key:
         outer, key = key.rsplit(".", 1)
         obj, at = get(obj, outer, "object", at), "%s.%s" % (at, outer)
-    if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default: return default
+    if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default:
+        return default
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
 
-# records.md §1.1: the fields read of each part of a record, in the order checked, as key:form, then
-# *form: each element's form; ?: may be absent or null (None); =JSON: the default where absent.
-FIELDS = {part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()]
-          for part, spec in {
-    "archive": "config.engine_version:text config.map.width:count config.map.height:count "
-               "startedAtTick:count endedAtTick:count config.rounds:count? agents:list",
-    "agent": "trained:object status:status agentId:text roundsAlive:count wealth:number reputation:number "
-             "aggression:count trained.strength:count trained.vitality:count trained.endurance:count "
-             "inventory:object*count",
-    "meter": "turns:count roundsSatOut:count errorTurns:count spend:number",
-    "metrics": " ".join(k + ":count=0" for k in COUNTERS + ("message", "message_private", "rest", "look")),
-    "pair": "a:text b:text rep:object? trades:count netShare:number",
-    "exploration": "visited:count coverage:number",
-    "erratum": "events:list*count id:text agents:list=[] affects:list=[] scoresDepend:flag",
-    "card": "dimensions:object raw:object={} achievements:list*text rank:rank wealth:number status:text "
-            "fitnessIndex:number grade:text " + " ".join("dimensions.%s:number" % d for d in DIMENSIONS),
-    "raw": "mapCoverage:number indexWealth:number indexReputation:number circularReputation:number "
-           "circularEstimated:flag"}.items()}
+def field_table(table):
+    """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each field
+    key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the default."""
+    return {part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()]
+            for parts, spec in (entry.split(": ") for entry in table.split(";")) for part in parts.split()}
+
+# records.md §1.1: the fields read of each part of a record.
+FIELDS = field_table("""
+    archive: config.engine_version:text config.map.width:count config.map.height:count startedAtTick:count
+        endedAtTick:count config.rounds:count? agents:list;
+    agent: trained:object status:status agentId:text roundsAlive:count wealth:number reputation:number
+        aggression:count trained.strength:count trained.vitality:count trained.endurance:count
+        inventory:object*count;
+    meter: turns:count roundsSatOut:count errorTurns:count spend:number;
+    metrics: gather:count=0 craft:count=0 build:count=0 repair:count=0 move:count=0 train:count=0
+        attack:count=0 raid:count=0 trade:count=0 dormant:count=0 awake:count=0 message:count=0
+        message_private:count=0 rest:count=0 look:count=0;
+    pair: a:text b:text rep:object? trades:count netShare:number;
+    exploration: visited:count coverage:number;
+    erratum: events:list*count id:text agents:list=[] affects:list=[] scoresDepend:flag;
+    card: dimensions:object raw:object={} achievements:list*text rank:rank wealth:number status:text
+        fitnessIndex:number grade:text dimensions.survival:number dimensions.economy:number
+        dimensions.social:number dimensions.adaptation:number dimensions.competitiveness:number;
+    raw: mapCoverage:number indexWealth:number indexReputation:number circularReputation:number
+        circularEstimated:flag""")
 
 def fields(obj, part, at):
     """The part's fields of obj, each of its form; the error names the file and field."""
@@ -478,7 +490,8 @@ def fields(obj, part, at):
     return out
 
 def roster_seat(agent, roster, at):
-    if agent not in roster: raise Unreadable("%s: %s names no seat of the roster" % (at, shown(agent)))
+    if agent not in roster:
+        raise Unreadable("%s: %s names no seat of the roster" % (at, shown(agent)))
     return agent
 
 def by_seat(block, roster, at):
@@ -501,22 +514,26 @@ def read_pages(source):
             raw, name = source.page(number)
             yield number, check_page(parse_json(raw, name), number, first, name), name
     finally:
-        if tell: sys.stderr.write("\r\x1b[K")
+        if tell:
+            sys.stderr.write("\r\x1b[K")
 
 def check_page(page, number, first, name):
+    """records.md §1.1 on one page (first: page 1, None for page 1 itself)."""
     if field(checked(page, "object", name), "page", name) != number:
         raise Unreadable("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
     if type(count) is not int or not 1 <= count <= MAX_PAGES:
         raise Unreadable("%s: pageCount must be an integer from 1 to %d, got %s"
                           % (name, MAX_PAGES, shown(count)))
-    for key in ("errata", "events"): checked(field(page, key, name), "list", "%s: %s" % (name, key))
+    for key in ("errata", "events"):
+        checked(field(page, key, name), "list", "%s: %s" % (name, key))
     if (page.get("archive") is None) == (first is None):
         raise Unreadable(name + (": archive is on page 1 only" if first else ": page 1 carries no archive"))
     first = first or page
     if count != first["pageCount"]:
         raise Unreadable("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
-    if page["errata"] != first["errata"]: raise Unreadable("%s: errata differ from page 1's" % name)
+    if page["errata"] != first["errata"]:
+        raise Unreadable("%s: errata differ from page 1's" % name)
     if not page["events"] and number < count:
         raise Unreadable("%s: page %d of %d holds no events: only the last may hold none (records.md §1.1)"
                           % (name, number, count))
@@ -529,23 +546,27 @@ def read_archive(page, name, source):
     got = fields(archive, "archive", at)
     start, end = got["startedAtTick"], got["endedAtTick"]
     regions = got["config.map.width"] * got["config.map.height"]
-    if regions == 0: raise Unreadable("%s.config.map: the map has no regions" % at)
-    if end < start: raise Unreadable("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
-    if not got["agents"]: raise Unreadable("%s.agents: the roster is empty" % at)
+    if regions == 0:
+        raise Unreadable("%s.config.map: the map has no regions" % at)
+    if end < start:
+        raise Unreadable("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
+    if not got["agents"]:
+        raise Unreadable("%s.agents: the roster is empty" % at)
     seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(got["agents"])]
     roster = {seat["id"] for seat in seats}
-    if len(roster) != len(seats): raise Unreadable("%s.agents: an agentId appears twice" % at)
-    blocks = {"metrics": read_metrics, "ledger": read_ledger_block, "exploration": read_exploration}
+    if len(roster) != len(seats):
+        raise Unreadable("%s.agents: an agentId appears twice" % at)
     blocks = {key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
-              for key, read in blocks.items()}
+              for key, read in (("metrics", read_metrics), ("ledger", read_ledger_block),
+                                ("exploration", read_exploration))}
     match_id = archive.get("matchId", page.get("matchId"))
     if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
         raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
     if source.match_id not in (None, match_id):
         raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
                           % (name, match_id, source.match_id))
-    return dict(blocks, id=match_id, engine=got["config.engine_version"], regions=regions, start=start,
-                end=end, rounds=end - start, planned=got["config.rounds"], seats=seats, log=dict(
+    return dict(blocks, id=match_id, engine=got["config.engine_version"], regions=regions, end=end,
+                rounds=end - start, planned=got["config.rounds"], seats=seats, log=dict(
         seq=1, tick=start, end=end, roster=roster, counts={}, visited=set(), region_collapsed=[],
         gather=defaultdict(lambda: ([], [])), trade_completed=[], structures=[]))
 
@@ -557,7 +578,7 @@ def read_agent(agent, at):
 
 def read_metrics(block, roster, at):
     return {agent: dict(fields(checked(entry, "object", where), "metrics", where),
-                        seen=frozenset(spec[0] for spec in FIELDS["metrics"] if spec[0] in entry))
+                        seen=frozenset(key for key, *_ in FIELDS["metrics"] if key in entry))
             for agent, entry, where in by_seat(block, roster, at)}
 
 def read_ledger_block(block, roster, at):
@@ -566,92 +587,105 @@ def read_ledger_block(block, roster, at):
     for i, pair in enumerate(pairs):
         where = "%s.pairs[%d]" % (at, i)
         a, b = (roster_seat(pair[side], roster, "%s.%s" % (where, side)) for side in "ab")
-        if not a < b: raise Unreadable("%s: a and b must be two seats in ascending id order" % where)
+        if not a < b:
+            raise Unreadable("%s: a and b must be two seats in ascending id order" % where)
         if pair["rep"] is not None:
             pair["rep"] = {side: get(pair["rep"], side, "count", where + ".rep") for side in (a, b)}
     if len({(p["a"], p["b"]) for p in pairs}) != len(pairs):
         raise Unreadable("%s.pairs: a pair appears twice" % at)
-    with_rep = [p["rep"] is not None for p in pairs]
-    if any(with_rep) and not all(with_rep): raise Unreadable("%s.pairs: rep is on some pairs only" % at)
+    without_rep = {p["rep"] is None for p in pairs}
+    if len(without_rep) > 1:
+        raise Unreadable("%s.pairs: rep is on some pairs only" % at)
     commons = {agent: checked(share, "number", where)
                for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")}
-    return {"pairs": pairs, "commons": commons, "hasRep": bool(pairs) and all(with_rep)}
+    return {"pairs": pairs, "commons": commons, "hasRep": without_rep == {False}}
 
 def read_exploration(block, roster, at):
     return {agent: fields(entry, "exploration", where)
             for agent, entry, where in by_seat(field(block, "agents", at), roster, at + ".agents")}
 
 def read_errata(errata, at):
-    return [{"id": e["id"], "title": str(erratum.get("title", "")), "events": e["events"],
-             "agents": [str(a) for a in e["agents"]], "affects": [str(a) for a in e["affects"]],
-             "scoresDepend": e["scoresDepend"]}
+    return [{"id": e["id"], "title": str(erratum.get("title", "")), **e, "agents": list(map(str, e["agents"])),
+             "affects": list(map(str, e["affects"]))}
             for i, erratum in enumerate(errata) for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]]
 
 # Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick and
-# type, as key:form. A move's `from`, a craft's item and count, a build's region and a train's stat
-# are read by no rule.
-EVENT_FIELDS = {kind: tuple(tuple(f.split(":")) for f in spec.split()) for kind, spec in {
-    "agent_spawned": "agentId:seat region:text", "agent_registered": "agentId:seat region:text",
-    "move": "agentId:seat to:text", "gather": "agentId:seat region:text resource:text gathered:positive",
-    "craft": "agentId:seat", "build": "agentId:seat structure:text structureId:text",
-    "repair": "agentId:seat structureId:text", "deposit": "agentId:seat structureId:text items:items",
-    "withdraw": "agentId:seat structureId:text items:items", "train": "agentId:seat",
-    "attack": "agentId:seat target:seat", "raid": "agentId:seat target:seat structureId:text taken:items",
-    "trade_completed": "agentId:seat from:seat to:seat give:items receive:items",
-    "trade_fulfilled": "agentId:seat from:seat to:seat", "agent_dormant": "agentId:seat",
-    "agent_awake": "agentId:seat", "agent_died": "agentId:seat", "message": "agentId:seat",
-    "rest": "agentId:seat", "region_collapsed": "region:text resource:text"}.items()}
+# type. A move's `from`, a craft's item and count, a build's region and a train's stat are read by no rule.
+EVENT_FIELDS = field_table("""
+    agent_spawned agent_registered: agentId:seat region:text;
+    move: agentId:seat to:text;
+    gather: agentId:seat region:text resource:text gathered:positive;
+    build: agentId:seat structure:text structureId:text;
+    repair: agentId:seat structureId:text;
+    deposit withdraw: agentId:seat structureId:text items:items;
+    attack: agentId:seat target:seat;
+    raid: agentId:seat target:seat structureId:text taken:items;
+    trade_completed: agentId:seat from:seat to:seat give:items receive:items;
+    trade_fulfilled: agentId:seat from:seat to:seat;
+    craft train agent_dormant agent_awake agent_died message rest: agentId:seat;
+    region_collapsed: region:text resource:text""")
 
 def read_events(page, name, log):
-    """§11 on a page's events, a column at a time (a fault is named event by event); keep what rules read."""
+    """§11 on a page's events, a column at a time (a fault is named event by event); keep what rules read.
+    The lists are filled in C: any(map(list.append, lists, values)) is `for l, v in zip(lists, values):
+    l.append(v)`."""
     events, seq, tick, roster, groups = page["events"], log["seq"], log["tick"], log["roster"], {}
-    if event_fault(events, seq, tick, log["end"], roster, groups) is not None:
+    if event_fault(events, seq, tick, log["end"], roster, groups):
         for i, event in enumerate(events):
             key, what = event_fault([event], seq, tick, log["end"], roster, {}) or (0, 0)
             at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
-            if what: raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
+            if what:
+                raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
             seq, tick = seq + 1, event["tick"]
         raise Unreadable("%s: the event log is not well formed" % name)
     log["seq"], log["tick"] = seq + len(events), events[-1]["tick"] if events else tick
     for kind, (group, cols) in groups.items():
-        if "agentId" in cols: log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
+        if "agentId" in cols:
+            log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
         if kind in ("agent_spawned", "agent_registered", "move"):
             log["visited"].update(zip(cols["agentId"], cols["to" if kind == "move" else "region"]))
         ticks = map(itemgetter("tick"), group)
-        if kind == "region_collapsed": log[kind] += zip(cols["region"], cols["resource"], ticks)
-        if kind == "trade_completed": log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
-        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists, in C
+        if kind == "region_collapsed":
+            log[kind] += zip(cols["region"], cols["resource"], ticks)
+        if kind == "trade_completed":
+            log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
+        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
             draws = list(map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])))
             for side, values in enumerate((ticks, cols["gathered"])):
                 any(map(list.append, map(itemgetter(side), draws), values))
-    built = [e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]]
-    log["structures"] += sorted(built, key=itemgetter("seq")) if len(built) > 1 else built
+    log["structures"] += sorted((e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]),
+                                key=itemgetter("seq"))
 
 def event_fault(events, seq, tick, end, roster, groups):
     """The first rule of §11 these events break, as (field, what was expected), `seq` being the first
     one's and `tick` the last tick before; else None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
-    if not fits(events, "object"): return None, "expected an object, got %s" % shown(first)
+    if not fits(events, "object"):
+        return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
-    if seqs is None or not set(map(type, seqs)) <= {int} or seqs != list(range(seq, seq + len(events))):
+    if not fits(seqs, "count") or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
-    if ticks is None or not set(map(type, ticks)) <= {int} or ticks and (
+    if not fits(ticks, "count") or ticks and (
             ticks[0] < tick or ticks[-1] > end or not all(map(le, ticks, ticks[1:]))):
         return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
                         % (tick, end, shown(first.get("tick"))))
-    if not fits(kinds, "text"): return "type", "expected a string, got %s" % shown(first.get("type"))
+    if not fits(kinds, "text"):
+        return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = {kind: [] for kind in dict.fromkeys(kinds)}
-    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list, in C
+    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list
     for kind, group in lists.items():
-        groups[kind] = group, {key: column(group, key) for key, _ in EVENT_FIELDS.get(kind, ())}
-        for key, form in EVENT_FIELDS.get(kind, ()):
-            if not fits(groups[kind][1][key], form, roster):
+        cols = {key: column(group, key) for key, *_ in EVENT_FIELDS.get(kind, ())}
+        groups[kind] = group, cols
+        for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
+            if not fits(cols[key], form, roster):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
         cols = groups.get(kind, (0, dict.fromkeys(("from", "to", "agentId"), [])))[1]
-        if any(map(eq, cols["from"], cols["to"])): return "", "a trade's from and to are the same seat"
-        if cols["agentId"] != cols[side]: return "agentId", "expected the trade's %s on %s" % (side, kind)
+        if any(map(eq, cols["from"], cols["to"])):
+            return "", "a trade's from and to are the same seat"
+        if cols["agentId"] != cols[side]:
+            return "agentId", "expected the trade's %s on %s" % (side, kind)
     return None
 
 def column(events, key):
@@ -678,14 +712,13 @@ def read_report(raw, name, seats, version):
             "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]}
 
 def read_card(card, at):
-    """A scorecard's published figures, each checked for its form."""
+    """A scorecard's published figures (the dimensions by name), each checked for its form."""
     got = fields(card, "card", at)
-    raw, keys = got["raw"], ("rank", "wealth", "status", "fitnessIndex", "grade", "achievements")
-    published = dict({key: got[key] for key in keys}, **{dim: got["dimensions." + dim] for dim in DIMENSIONS})
-    published.update((key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"]
-                     if key in raw)
-    return {"published": published, "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
-            "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
+    published = {key.split(".")[-1]: value for key, value in got.items() if key not in ("dimensions", "raw")}
+    published.update((key, get(got["raw"], key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"]
+                     if key in got["raw"])
+    return {"published": published, "messagesSent": get(got["raw"], "messagesSent", "count", at + ".raw", None),
+            "notes": list(map(str, get(card, "notes", "list", at, [])))}
 
 def read_match(source, version):
     """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page is
