@@ -47,7 +47,7 @@ MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 # Escaped in any text shown from a record or server: controls, DEL, bidi marks, line separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 MAX_SHOWN = 300               # characters of a record's or server's text shown, then a marker
-RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
+RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # in order: a later version is the greater text
 EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
 TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a 5xx's retry included)
 DOWNLOAD_SECONDS = 600        # a whole match's download, every page and the report, waits aside
@@ -62,11 +62,10 @@ RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a 5xx (or a b
 ITEM_VALUES = {"wood": 2, "stone": 3, "ore": 5, "fiber": 0.75, "food": 1.25, "plank": 4.5, "brick": 6.25,
                "rope": 2.5, "tool": 14, "meal": 3.75}
 STRUCTURES = {"shelter": (100, 20), "storehouse": (120, 30), "workshop": (120, 45), "market": (120, 60)}
-STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
+STRUCTURE_EVENTS = "build repair deposit withdraw raid".split()
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
-COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack", "raid", "trade",
-            "dormant", "awake")
+COUNTERS = tuple("gather craft build repair move train attack raid trade dormant awake".split())
 COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
                       trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
@@ -174,17 +173,14 @@ def coverage_of(regions, map_regions):
     return math.floor(1000 * regions / map_regions + 0.5) / 1000
 
 def map_coverage(archive):
-    """§3.3: each seat's coverage and count of regions visited; whether the archive has a map record."""
-    block, log = archive["exploration"], archive["log"]
+    """§3.3: each seat's coverage and number of regions visited; whether the archive has a map record."""
+    block, log, seats = archive["exploration"], archive["log"], archive["seats"]
     has_map = block is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
-    visited = {seat["id"]: set() for seat in archive["seats"]}
-    for agent, region in log["visited"]:
-        visited[agent].add(region)
-    visited = {sid: len(regions) for sid, regions in visited.items()}
-    if archive["events"]:
-        return {sid: coverage_of(n, archive["regions"]) for sid, n in visited.items()}, visited, has_map
-    block = block or {}  # no events: the exploration block's
-    return {sid: block[sid]["coverage"] if sid in block else 0 for sid in visited}, visited, has_map
+    visited = Counter(agent for agent, _ in log["visited"])  # the set holds each (seat, region) once
+    if not archive["events"]:  # the exploration block's
+        block = block or {}
+        return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, visited, has_map
+    return {s["id"]: coverage_of(visited[s["id"]], archive["regions"]) for s in seats}, visited, has_map
 
 # --- §4 the trade ledger
 def net_share(received, given, values):
@@ -246,7 +242,7 @@ def credited_trades(ledger, sid, counters):
 
 # --- §5 rank, §6 the five dimensions (r: the seat's rate, §3.2)
 def ranks(wealths, rubric):
-    if rubric in ("1.0", "2.0"):  # ties in roster order
+    if rubric < "2.1":  # ties in roster order
         position = {i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)}
         return [position[i] for i in range(len(wealths))]
     ascending = sorted(wealths)
@@ -256,7 +252,7 @@ def survival_score(seat, counters, match_rounds, rubric):
     c = counters or dict.fromkeys(COUNTERS, 0)
     alive = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
     base = alive if seat["status"] == "dead" else 100 if seat["status"] == "active" else 55
-    if rubric in ("2.3", "2.4") and counters is not None:  # world actions: all counters but the last two
+    if rubric >= "2.3" and counters is not None:  # world actions: all counters but the last two
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
@@ -265,13 +261,13 @@ def economy_score(wealth, counters, r):
     return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r(activity) / 40), 1)
 
 def social_score(rep, credited, commons, counters, seat, r, rubric):
-    credits = rubric in ("2.3", "2.4")  # credited trades, less aggression and the commons
+    credits = rubric >= "2.3"  # credited trades, less aggression and the commons
     inner = clamp(22 * r(credited if credits else counters["trade"]) + 8 * rep
                   + 1.5 * min(r(counters["messages"]), 15))
     return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)) if credits else inner, 1)
 
 def reads_coverage(rubric, has_map_record):
-    return rubric in ("2.3", "2.4") or (rubric == "2.2" and has_map_record)
+    return rubric >= "2.3" or rubric == "2.2" and has_map_record
 
 def adaptation_score(seat, counters, coverage, reads_map, r):
     last = 30 * min(coverage / 0.25, 1) if reads_map else 1.5 * min(r(counters["move"]), 20)
@@ -748,37 +744,38 @@ def read_match(source, version):
     return archive, report
 
 # ------------------------------------------------------------- reporting
-FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation", "competitiveness",
-                "fitnessIndex", "grade", "achievements", "mapCoverage", "indexWealth", "indexReputation",
-                "circularReputation", "circularEstimated")
-# The decimals each figure is published to: a difference is counted in units of the last.
-PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, rank=0, mapCoverage=3,
-              indexWealth=3, indexReputation=3, circularReputation=3, **{"wealth replay": 2})
+FIGURE_ORDER = ("wealth status rank survival economy social adaptation competitiveness fitnessIndex grade "
+                "achievements mapCoverage indexWealth indexReputation circularReputation circularEstimated"
+                ).split()
+# The decimals each figure is published to: a difference is counted in units of the last (rank: 0).
+PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, mapCoverage=3, indexWealth=3,
+              indexReputation=3, circularReputation=3, **{"wealth replay": 2})
 COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete", fitnessIndex="index",
                mapCoverage="coverage", indexWealth="idxWealth", indexReputation="idxRep",
                circularReputation="circular", circularEstimated="estimated", **{"wealth replay": "replay"})
 WIDTH = 100  # no printed line is wider; a terminal narrower than this (not under 60) narrows it
 
 def figure_row(match, sid, name, published, recomputed, same):
+    """A figure's row; where two numbers differ, by how many units of the last published place."""
     d = None
-    if not same and type(published) in (int, float) and type(recomputed) in (int, float):
+    if not same and {type(published), type(recomputed)} <= {int, float}:
         d = (recomputed - published) * 10 ** PLACES.get(name, 0)
         d = int(math.floor(d + 0.5)) if math.isfinite(d) and abs(d) < EXACT_INTEGERS else None
     return {"key": {"match": match, "seat": sid, "figure": name}, "label": "%s %s" % (sid, name),
             "published": published, "recomputed": recomputed, "same": same, "difference": d}
 
 def compare_seat(seat, card, result, archive):
+    """§12: each figure the report or the rules give (true is no 1), then the wealth replay (§2.3)."""
     published, mine, rows, mid, sid = card["published"], result["figures"], [], archive["id"], seat["id"]
     for name in FIGURE_ORDER:  # the report carries coverage only where the rubric reads it
         if name in published or name in mine and name != "mapCoverage":
-            a, b = published.get(name), mine.get(name)
-            same = name in published and name in mine and (a is b if bool in (type(a), type(b)) else a == b)
-            rows.append(figure_row(mid, sid, name, a, b, same))
+            a, b = published.get(name), mine.get(name)  # no figure is None: one missing differs
+            rows.append(figure_row(mid, sid, name, a, b, a is b if bool in (type(a), type(b)) else a == b))
     replay, corrected, wealth = result["replay"], result["replayWithoutErrata"], seat["wealth"]
-    row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)  # §2.3
-    if corrected is not None and corrected != replay:  # the errata's events move this seat's wealth
-        erratum_ids = [e["id"] for e in archive["errata"] if e["events"]]
-        row.update(asLogged=replay, withoutErrata=corrected, errata=erratum_ids)
+    row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)
+    if corrected not in (None, replay):  # the errata's events move this seat's wealth
+        row.update(asLogged=replay, withoutErrata=corrected,
+                   errata=[e["id"] for e in archive["errata"] if e["events"]])
         if not row["same"] and corrected == wealth:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
     elif not row["same"] and not archive["events"] and replay < wealth:  # structures only add value
@@ -792,24 +789,26 @@ def audit(archive, report):
                   figures=compare_seat(seat, card, result, archive), notRecorded=result["notRecorded"],
                   notes=card["notes"], messagesSent=card["messagesSent"])
              for seat, card, result in zip(archive["seats"], report["cards"], results)]
-    figures = [row for s in seats for row in s["figures"] if row["same"] is not None]
-    same, agree = len([r for r in figures if r["same"]]), len([c for c in checks if c["agrees"]])
-    trusted = [TRUSTED] if any(s["messagesSent"] is not None for s in seats) else []
+    figures = [row["same"] for s in seats for row in s["figures"] if row["same"] is not None]
+    trusted = [TRUSTED] * any(s["messagesSent"] is not None for s in seats)
     unshown = [s["agentId"] for s in seats for row in s["figures"] if row.get("uncounted")]
     if unshown:
         trusted.append("the structures' part of final wealth for %s (no event log to replay)"
                        % ", ".join(unshown))
-    if ledger is not None and not archive["events"]:
+    if ledger is None:
+        source = "none: every completed trade counts, no commons share, no circular reputation"
+    elif archive["events"]:
+        source = "replayed from the events (circular reputation too)"
+    else:
+        source = "the archive's ledger block, circular reputation " + (
+            "from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)")
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
-    source = ("none: every completed trade counts, no commons share, no circular reputation" if ledger is None
-              else "replayed from the events (circular reputation too)" if archive["events"]
-              else "the archive's ledger block, circular reputation "
-              + ("from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"))
+    same, agree = sum(figures), sum(c["agrees"] for c in checks)
     return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
                 engine=archive["engine"], rounds=archive["rounds"], events=archive["events"],
                 errata=archive["errata"], seats=seats, checks=checks, notes=notes, figuresSame=same,
                 figuresCompared=len(figures), checksAgree=agree, checksMade=len(checks), trusted=trusted,
-                exit=0 if same == len(figures) and agree == len(checks) else 1)
+                exit=int(same < len(figures) or agree < len(checks)))
 
 def one_line(message, limit=MAX_SHOWN):
     """Text as it may reach a terminal: one line, controls and bidi escaped (\\x1b, \\u202e), cut if long."""
@@ -837,35 +836,41 @@ def put(w, line):
     w(line + "\n")
 
 def cell(row):
-    if row["same"]: return cut(text(row["recomputed"]), 48)
+    """A figure in the table: recomputed where the two are the same, else published/recomputed."""
+    if row["same"]:
+        return cut(text(row["recomputed"]), 48)
     pair = cut(text(row["published"]), 20) + "/" + cut(text(row["recomputed"]), 20)
     return pair if row["same"] is False else "(%s)" % pair
 
 def print_table(w, seats):
     """After a blank line: a row per seat, a column per figure, in as many tables as fit WIDTH."""
     cells = [{r["key"]["figure"]: cell(r) for r in s["figures"]} for s in seats]
-    names = dict.fromkeys(n for c in cells for n in c)
-    cols = [[COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in names]
+    cols = [[COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in dict.fromkeys(chain(*cells))]
     cols += [[key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))]
     first, *cols = [[c.ljust(max(map(len, col))) for c in col]
                     for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols]
     tables = [[first]]
     for col in cols:
-        if len(tables[-1]) > 1 and sum(2 + len(c[0]) for c in tables[-1] + [col]) - 2 > WIDTH:
+        if len(tables[-1]) > 1 and len("  ".join(c[0] for c in tables[-1] + [col])) > WIDTH:
             tables.append([first])
         tables[-1].append(col)
     w("\n")
     for table in tables:
-        w("".join("  ".join(c[i] for c in table).rstrip() + "\n" for i in range(len(first))))
+        w("".join("  ".join(row).rstrip() + "\n" for row in zip(*table)))
     if any(r["same"] is not True for s in seats for r in s["figures"]):
         w("a/b: published a, recomputed b where they differ; (a/b): shown, not compared\n")
+
+def texts(record):
+    """Each value of a row, check or erratum as printed (`text`), for a line's %(key)s: a record of a
+    few values (a seat's would print each of its rows)."""
+    return {key: text(value) for key, value in record.items()}
 
 def print_rows(w, seats):
     """--all: every figure of every seat on its own row."""
     for seat in seats:
         w("\n")
-        put(w, "%s  %s  %s%s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]),
-                                 "  (counters not recorded)" if seat["notRecorded"] else ""))
+        put(w, "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
+            + "  (counters not recorded)" * seat["notRecorded"])
         w("  %-19s %-24s recomputed\n" % ("figure", "published"))
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
@@ -874,10 +879,12 @@ def print_rows(w, seats):
                                              cut(text(row["recomputed"]), 24), verdict))
 
 def print_audit(result, out, rows=False, batch=False):
+    """The audit as text: the match, its figures (a table, or a row each), then what to read below them."""
     w, seats = out.write, result["seats"]
-    if result.get("copy"): put(w, result["copy"])
-    put(w, "%s  rubric %s  engine %s  %d rounds  %d seats  %d events" % (result["matchId"], result["rubric"],
-        text(result["engine"]), result["rounds"], len(seats), result["events"]))
+    if result.get("copy"):
+        put(w, result["copy"])
+    put(w, "%(matchId)s  rubric %(rubric)s  engine %(engine)s  %(rounds)d rounds  %(n)d seats  %(events)d events"
+        % dict(result, engine=text(result["engine"]), n=len(seats)))
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
     if result["rubricReason"]:
@@ -886,15 +893,13 @@ def print_audit(result, out, rows=False, batch=False):
     (print_rows if rows else print_table)(w, seats)
     w("\n")
     lines = [line for seat in seats for line in seat_notes(seat, rows)]
-    lines += ["check FAILS: %s: archive says %s, events give %s" % (text(c["check"]), text(c["published"]),
-              text(c["recomputed"])) for c in result["checks"] if not c["agrees"]]
+    lines += ["check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s" % texts(c)
+              for c in result["checks"] if not c["agrees"]]
     lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (not result["errata"])
     for e in result["errata"]:
-        seqs = ", ".join(str(s) for s in e["events"][:8])
-        seqs += " ... (%d events)" % len(e["events"]) if len(e["events"]) > 8 else ""
-        lines.append("erratum %s: %s" % (text(e["id"]), text(e["title"])))
-        lines.append("  events %s; seats %s; affects %s; scores depend on them: %s" % (
-            seqs, text(e["agents"]), text(e["affects"]), text(e["scoresDepend"])))
+        seqs = ", ".join(map(str, e["events"][:8])) + " ... (%d events)" % len(e["events"]) * (len(e["events"]) > 8)
+        lines += ["erratum %(id)s: %(title)s" % texts(e), "  events %s; seats %s; affects %s; "
+                  "scores depend on them: %s" % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"])))]
     lines.append("%(matchId)s: figures same %(figuresSame)d of %(figuresCompared)d; "
                  "checks agree %(checksAgree)d of %(checksMade)d" % result)
     for line in lines + ["taken on trust: %s" % item for item in result["trusted"]]:
@@ -903,32 +908,32 @@ def print_audit(result, out, rows=False, batch=False):
 def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
     lines = []
-    for row in seat["figures"]:
-        label, d = text(row["label"]), row["difference"]
+    for row in (row for row in seat["figures"] if row["same"] is not True or "withoutErrata" in row):
+        t, d = texts(row), row["difference"]
         if row["same"] is False:
-            lines.append("DIFFERS %s: published %s, recomputed %s%s" % (label, text(row["published"]),
-                         text(row["recomputed"]), "" if d is None else ", %+d in the last place" % d))
+            lines.append("DIFFERS %(label)s: published %(published)s, recomputed %(recomputed)s" % t
+                         + ("" if d is None else ", %+d in the last place" % d))
         if "withoutErrata" in row:
-            erratum = ", ".join(text(e) for e in row["errata"])
-            reading = ("explained by " + erratum if row.get("explained") else
+            t["errata"] = ", ".join(map(text, row["errata"]))
+            reading = ("explained by " + t["errata"] if row.get("explained") else
                        "the archive's is the log as logged" if row["same"] else "the archive's is neither")
-            lines.append("%s: as logged %s; without %s's events %s: %s" % (
-                label, text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
+            lines.append("%(label)s: as logged %(asLogged)s; without %(errata)s's events %(withoutErrata)s: "
+                         % t + reading)
         if row.get("uncounted"):
-            lines.append("%s not compared: %s" % (label, row["uncounted"]))
+            lines.append("%(label)s not compared: %(uncounted)s" % t)
     notes = ["counters not recorded"] * bool(seat["notRecorded"] and not rows) + seat["notes"]
-    return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(text(n) for n in notes))] * bool(notes)
+    return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(map(text, notes)))] * bool(notes)
 
 def summary(results, failures):
-    rows = [row for r in results for s in r["seats"] for row in s["figures"]]
+    """A run's counts over its matches (--json's summary, the text's last lines)."""
+    seats = [s for r in results for s in r["seats"]]
+    rows = [row for s in seats for row in s["figures"]]
     same = Counter(r["key"]["figure"] for r in rows if r["same"])
     return dict(
         matches=len(results) + len(failures), read=len(results), unreadable=[f["source"] for f in failures],
-        seats=len([s for r in results for s in r["seats"]]), fitnessIndexReproduced=same["fitnessIndex"],
-        finalWealthReproduced=same["wealth"], wealthReplayReproduced=same["wealth replay"],
-        wealthReplayNotCompared=len([r for r in rows if r["same"] is None]),
-        **{k: sum(r[k] for r in results) for k in ("figuresSame", "figuresCompared", "checksAgree",
-                                                   "checksMade")},
+        seats=len(seats), fitnessIndexReproduced=same["fitnessIndex"], finalWealthReproduced=same["wealth"],
+        wealthReplayReproduced=same["wealth replay"], wealthReplayNotCompared=sum(r["same"] is None for r in rows),
+        **{k: sum(r[k] for r in results) for k in "figuresSame figuresCompared checksAgree checksMade".split()},
         differ=[r["source"] for r in results if r["exit"]])
 
 def verdict_line(named):
@@ -939,11 +944,11 @@ def verdict_line(named):
 
 def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
-    prefix = lambda r: text(r["source"]) + " " if batch else ""
+    named = [(text(r["source"]) + " " if batch else "", r) for r in results]
     return verdict_line([
-        ("DIFFERS", [prefix(r) + text(row["label"]) for r in results for s in r["seats"]
+        ("DIFFERS", [prefix + text(row["label"]) for prefix, r in named for s in r["seats"]
                      for row in s["figures"] if row["same"] is False]),
-        ("FAILS", [prefix(r) + text(c["check"]) for r in results for c in r["checks"] if not c["agrees"]]
+        ("FAILS", [prefix + text(c["check"]) for prefix, r in named for c in r["checks"] if not c["agrees"]]
          + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]),
         ("CHANGED", ["%d since the saved copy" % len(changes)] if changes else []),
         ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])])
