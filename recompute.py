@@ -38,7 +38,7 @@ import time, urllib.error, urllib.parse, urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from itertools import accumulate, chain
-from operator import eq, itemgetter, le
+from operator import eq, itemgetter
 
 # --- constants
 VERSION = "3.1"             # this script's, in User-Agent and saved.json
@@ -97,9 +97,12 @@ def item_values(engine):
 def replay_structures(events, end, skipped, notes):
     """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0). A
     structure's `crumbles` is the tick its hp reaches 0; one rebuilt under its id has crumbled."""
-    standing, built = {}, []
+    standing = {}
+    built = []
     for event in events:
-        kind, tick, sid = event["type"], event["tick"], event["structureId"]
+        kind = event["type"]
+        tick = event["tick"]
+        sid = event["structureId"]
         if event["seq"] in skipped:
             continue
         structure = standing.get(sid)
@@ -136,7 +139,8 @@ def replay_wealth(seat, structures, values):
 
 def wealth_replays(archive, notes):
     """Each seat's replayed wealth as logged, and without the errata's events (None if none)."""
-    values, seats = item_values(archive["engine"]), archive["seats"]
+    values = item_values(archive["engine"])
+    seats = archive["seats"]
     notes.update("%s holds %r, an item the rubric values at 0" % (seat["id"], item)
                  for seat in seats for item in seat["inventory"] if item not in values)
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
@@ -149,10 +153,13 @@ def wealth_replays(archive, notes):
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
     """§3.1: each seat's counters and messages, or None where not recorded."""
-    metrics, events, by_kind = archive["metrics"] or {}, archive["events"], archive["log"]["counts"]
+    metrics = archive["metrics"] or {}
+    events = archive["events"]
+    by_kind = archive["log"]["counts"]
     out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
     for seat, card in zip(archive["seats"], report["cards"]):
-        sid, entry = seat["id"], metrics.get(seat["id"])
+        sid = seat["id"]
+        entry = metrics.get(sid)
         if entry is None and not any(sid in agents for agents in by_kind.values()):
             continue
         out[sid] = c = {key: 0 if events else entry[key] for key in COUNTERS}
@@ -174,7 +181,9 @@ def coverage_of(regions, map_regions):
 
 def map_coverage(archive):
     """§3.3: each seat's coverage and number of regions visited; whether the archive has a map record."""
-    block, log, seats = archive["exploration"], archive["log"], archive["seats"]
+    block = archive["exploration"]
+    log = archive["log"]
+    seats = archive["seats"]
     has_map = block is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
     visited = Counter(agent for agent, _ in log["visited"])  # the set holds each (seat, region) once
     if not archive["events"]:  # the exploration block's
@@ -190,7 +199,9 @@ def net_share(received, given, values):
 
 def ledger_from_events(trades, values):
     """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid points."""
-    pairs, points, paid_in_all = {}, Counter(), Counter()
+    pairs = {}
+    points = Counter()
+    paid_in_all = Counter()
     for giver, taker, give, receive in trades:
         a, b = sorted((giver, taker))
         pair = pairs.setdefault((a, b), {"trades": 0, "received": Counter(), "given": Counter()})
@@ -283,7 +294,8 @@ def circular_reputation(ledger, sid):
     """(circular, estimated): hu(Σ points × (1 − net share), 3) over partners."""
     if ledger is None:
         return 0, False
-    mine, estimated = partners(ledger, sid), not ledger["hasRep"]
+    mine = partners(ledger, sid)
+    estimated = not ledger["hasRep"]
     points = [min(pair["trades"], 5) if estimated else pair["rep"][sid] for pair in mine]
     total = sum(points)  # integers
     if estimated and total > 20:  # min(trades, 5) each, scaled to 20 in all
@@ -316,14 +328,18 @@ def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
 # --- the whole scorecard
 def recompute(archive, report):
     """Every seat's recomputed figures under the report's rubric; the checks, notes and ledger."""
-    rubric, seats, rounds, notes = report["rubric"], archive["seats"], archive["rounds"], set()
+    rubric = report["rubric"]
+    seats = archive["seats"]
+    rounds = archive["rounds"]
+    notes = set()
     as_logged, without_errata = wealth_replays(archive, notes)
     counters, (coverage, visited, has_map_record) = seat_counters(archive, report), map_coverage(archive)
     ledger = trade_ledger(archive, item_values(archive["engine"]))
     circulars = [circular_reputation(ledger, seat["id"]) for seat in seats]
     stocks = [index_stocks(seat, circular if rubric == "2.4" else 0)
               for seat, (circular, _) in zip(seats, circulars)]
-    seat_ranks, results = ranks([wealth for wealth, _ in stocks], rubric), []
+    seat_ranks = ranks([wealth for wealth, _ in stocks], rubric)
+    results = []
     reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
@@ -331,7 +347,8 @@ def recompute(archive, report):
         def r(count):
             return rate(count, seat, rounds, rubric)
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
-        commons, cover = (ledger["commons"].get(sid, 0) if ledger else 0), coverage[sid]
+        commons = ledger["commons"].get(sid, 0) if ledger else 0
+        cover = coverage[sid]
         dims = (survival_score(seat, counters[sid], rounds, rubric), economy_score(wealth, c, r),
                 social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
                 adaptation_score(seat, c, cover, reads_map, r),
@@ -373,7 +390,9 @@ def ledger_checks(block, ledger):
     replayed, stamped = ({(p["a"], p["b"]): p for p in pairs} for pairs in (ledger["pairs"], block["pairs"]))
     out = []
     for key in sorted(set(replayed) | set(stamped)):
-        name, mine, theirs = "ledger %s~%s" % key, replayed.get(key), stamped.get(key)
+        name = "ledger %s~%s" % key
+        mine = replayed.get(key)
+        theirs = stamped.get(key)
         if not (mine and theirs):
             out.append(check(name, "present" if theirs else "absent", "present" if mine else "absent"))
             continue
@@ -444,7 +463,8 @@ def get(obj, key, form, at, default=REQUIRED):
     """obj[key] of its form (a dotted key reaches in), or default where absent (or null, for None)."""
     if "." in key:
         outer, key = key.rsplit(".", 1)
-        obj, at = get(obj, outer, "object", at), "%s.%s" % (at, outer)
+        obj = get(obj, outer, "object", at)
+        at = "%s.%s" % (at, outer)
     if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default:
         return default
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
@@ -538,9 +558,11 @@ def check_page(page, number, first, name):
 def read_archive(page, name, source):
     """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of the match
     asked for, and an empty log of its events."""
-    archive, at = page["archive"], name + ": archive"
+    archive = page["archive"]
+    at = name + ": archive"
     got = fields(archive, "archive", at)
-    start, end = got["startedAtTick"], got["endedAtTick"]
+    start = got["startedAtTick"]
+    end = got["endedAtTick"]
     regions = got["config.map.width"] * got["config.map.height"]
     if regions == 0:
         raise Unreadable("%s.config.map: the map has no regions" % at)
@@ -567,7 +589,8 @@ def read_archive(page, name, source):
         gather=defaultdict(lambda: ([], [])), trade_completed=[], structures=[]))
 
 def read_agent(agent, at):
-    seat, meter = fields(agent, "agent", at), agent.get("meter")
+    seat = fields(agent, "agent", at)
+    meter = agent.get("meter")
     return dict(seat, id=seat["agentId"], name=str(agent.get("name", "")), model=str(agent.get("model", "")),
                 trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
                 meter=None if meter is None else fields(meter, "meter", at + ".meter"))
@@ -625,16 +648,22 @@ def read_events(page, name, log):
     """§11 on a page's events, a column at a time (a fault is named event by event); keep what rules read.
     The lists are filled in C: any(map(list.append, lists, values)) is `for l, v in zip(lists, values):
     l.append(v)`."""
-    events, seq, tick, roster, groups = page["events"], log["seq"], log["tick"], log["roster"], {}
+    events = page["events"]
+    seq = log["seq"]
+    tick = log["tick"]
+    roster = log["roster"]
+    groups = {}
     if event_fault(events, seq, tick, log["end"], roster, groups):
         for i, event in enumerate(events):
             key, what = event_fault([event], seq, tick, log["end"], roster, {}) or (0, 0)
             at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
             if what:
                 raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
-            seq, tick = seq + 1, event["tick"]
+            seq = seq + 1
+            tick = event["tick"]
         raise Unreadable("%s: the event log is not well formed" % name)
-    log["seq"], log["tick"] = seq + len(events), events[-1]["tick"] if events else tick
+    log["seq"] = seq + len(events)
+    log["tick"] = events[-1]["tick"] if events else tick
     for kind, (group, cols) in groups.items():
         if "agentId" in cols:
             log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
@@ -661,8 +690,7 @@ def event_fault(events, seq, tick, end, roster, groups):
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
     if not fits(seqs, "count") or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
-    if not fits(ticks, "count") or ticks and (
-            ticks[0] < tick or ticks[-1] > end or not all(map(le, ticks, ticks[1:]))):
+    if not fits(ticks, "count") or [tick, *ticks, end] != sorted([tick, *ticks, end]):  # in order, in range
         return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
                         % (tick, end, shown(first.get("tick"))))
     if not fits(kinds, "text"):
@@ -677,7 +705,9 @@ def event_fault(events, seq, tick, end, roster, groups):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        cols = groups.get(kind, (0, dict.fromkeys(("from", "to", "agentId"), [])))[1]
+        if kind not in groups:
+            continue
+        cols = groups[kind][1]
         if any(map(eq, cols["from"], cols["to"])):
             return "", "a trade's from and to are the same seat"
         if cols["agentId"] != cols[side]:
@@ -700,7 +730,8 @@ def read_report(raw, name, seats, version):
     if version is not None and rubric != version:
         raise Unreadable("%s.rubricVersion: %s, but the report was asked for under %s"
                           % (name, rubric, version))
-    reason, cards = get(report, "rubricReason", "text", name, None), get(report, "scorecards", "list", name)
+    reason = get(report, "rubricReason", "text", name, None)
+    cards = get(report, "scorecards", "list", name)
     if [card.get("agentId") if isinstance(card, dict) else None for card in cards] != [
             seat["id"] for seat in seats]:
         raise Unreadable("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
@@ -719,24 +750,32 @@ def read_card(card, at):
 def read_match(source, version):
     """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page is
     read before an error past a page's own is raised: the first of the earliest stage."""
-    faults, archive, kept = [], None, []  # pages kept to the end: one freed midway scatters the next
+    faults = []
+    archive = None
+    kept = []  # pages kept to the end: one freed midway scatters the next
     for number, page, name in read_pages(source):
         kept.append(page)
         stage = 1
         try:
-            if number == 1: archive = read_archive(page, name, source)
-            if archive is None: continue
-            stage, mid = 2, archive["id"]
+            if number == 1:
+                archive = read_archive(page, name, source)
+            if archive is None:
+                continue
+            stage = 2
+            mid = archive["id"]
             if page.get("matchId", mid) != mid:
                 raise Unreadable("%s: matchId %s is not the archive's %s"
                                   % (name, shown(page["matchId"]), mid))
             stage = 3
-            if number == 1: archive["errata"] = read_errata(page["errata"], name + ": errata")
+            if number == 1:
+                archive["errata"] = read_errata(page["errata"], name + ": errata")
             stage = 4
-            if not faults: read_events(page, name, archive["log"])
+            if not faults:
+                read_events(page, name, archive["log"])
         except Unreadable as err:
-            faults.append((stage, number, err))
-    if faults: raise min(faults, key=itemgetter(0, 1))[2]
+            faults.append((stage, err))
+    if faults:  # the earliest stage's first
+        raise min(faults, key=itemgetter(0))[1]
     archive["events"], (raw, name) = archive["log"]["seq"] - 1, source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] not in (None, mid):
@@ -766,12 +805,19 @@ def figure_row(match, sid, name, published, recomputed, same):
 
 def compare_seat(seat, card, result, archive):
     """§12: each figure the report or the rules give (true is no 1), then the wealth replay (§2.3)."""
-    published, mine, rows, mid, sid = card["published"], result["figures"], [], archive["id"], seat["id"]
+    published = card["published"]
+    mine = result["figures"]
+    rows = []
+    mid = archive["id"]
+    sid = seat["id"]
     for name in FIGURE_ORDER:  # the report carries coverage only where the rubric reads it
         if name in published or name in mine and name != "mapCoverage":
-            a, b = published.get(name), mine.get(name)  # no figure is None: one missing differs
+            a = published.get(name)
+            b = mine.get(name)  # no figure is None: one missing differs
             rows.append(figure_row(mid, sid, name, a, b, a is b if bool in (type(a), type(b)) else a == b))
-    replay, corrected, wealth = result["replay"], result["replayWithoutErrata"], seat["wealth"]
+    replay = result["replay"]
+    corrected = result["replayWithoutErrata"]
+    wealth = seat["wealth"]
     row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)
     if corrected not in (None, replay):  # the errata's events move this seat's wealth
         row.update(asLogged=replay, withoutErrata=corrected,
@@ -803,7 +849,8 @@ def audit(archive, report):
         source = "the archive's ledger block, circular reputation " + (
             "from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)")
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
-    same, agree = sum(figures), sum(c["agrees"] for c in checks)
+    same = sum(figures)
+    agree = sum(c["agrees"] for c in checks)
     return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
                 engine=archive["engine"], rounds=archive["rounds"], events=archive["events"],
                 errata=archive["errata"], seats=seats, checks=checks, notes=notes, figuresSame=same,
@@ -880,7 +927,8 @@ def print_rows(w, seats):
 
 def print_audit(result, out, rows=False, batch=False):
     """The audit as text: the match, its figures (a table, or a row each), then what to read below them."""
-    w, seats = out.write, result["seats"]
+    w = out.write
+    seats = result["seats"]
     if result.get("copy"):
         put(w, result["copy"])
     put(w, "%(matchId)s  rubric %(rubric)s  engine %(engine)s  %(rounds)d rounds  %(n)d seats  %(events)d events"
@@ -909,7 +957,8 @@ def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
     lines = []
     for row in (row for row in seat["figures"] if row["same"] is not True or "withoutErrata" in row):
-        t, d = texts(row), row["difference"]
+        t = texts(row)
+        d = row["difference"]
         if row["same"] is False:
             lines.append("DIFFERS %(label)s: published %(published)s, recomputed %(recomputed)s" % t
                          + ("" if d is None else ", %+d in the last place" % d))
