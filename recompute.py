@@ -153,16 +153,15 @@ def wealth_replays(archive, notes):
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
     """§3.1: each seat's counters and messages, or None where not recorded."""
-    metrics = archive["metrics"] or {}
-    events = archive["events"]
     by_kind = archive["log"]["counts"]
-    out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
+    out = {}
     for seat, card in zip(archive["seats"], report["cards"]):
         sid = seat["id"]
-        entry = metrics.get(sid)
+        entry = (archive["metrics"] or {}).get(sid)
+        out[sid] = None
         if entry is None and not any(sid in agents for agents in by_kind.values()):
-            continue
-        out[sid] = c = {key: 0 if events else entry[key] for key in COUNTERS}
+            continue  # not recorded
+        out[sid] = c = {key: 0 if archive["events"] else entry[key] for key in COUNTERS}
         for kind, key in COUNTED_EVENTS.items():  # no events: none counted
             c[key] += by_kind.get(kind, {}).get(sid, 0)
         own = 0 if entry is None else entry["message"] + entry["message_private"]
@@ -183,13 +182,13 @@ def map_coverage(archive):
     """§3.3: each seat's coverage and number of regions visited; whether the archive has a map record."""
     block = archive["exploration"]
     log = archive["log"]
-    seats = archive["seats"]
+    ids = [seat["id"] for seat in archive["seats"]]
     has_map = block is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
     visited = Counter(agent for agent, _ in log["visited"])  # the set holds each (seat, region) once
     if not archive["events"]:  # the exploration block's
         block = block or {}
-        return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, visited, has_map
-    return {s["id"]: coverage_of(visited[s["id"]], archive["regions"]) for s in seats}, visited, has_map
+        return {sid: block[sid]["coverage"] if sid in block else 0 for sid in ids}, visited, has_map
+    return {sid: coverage_of(visited[sid], archive["regions"]) for sid in ids}, visited, has_map
 
 # --- §4 the trade ledger
 def net_share(received, given, values):
@@ -361,7 +360,7 @@ def recompute(archive, report):
             figures.update(indexWealth=wealth, indexReputation=rep, circularReputation=circular,
                            circularEstimated=estimated)
         results.append({"figures": figures, "notRecorded": counters[sid] is None, "replay": as_logged[i],
-                        "replayWithoutErrata": without_errata[i] if without_errata else None})
+                        "replayWithoutErrata": without_errata and without_errata[i]})
     return results, block_checks(archive, counters, visited, coverage, ledger), sorted(notes), ledger
 
 # --- §12 checks of the blocks
@@ -379,11 +378,11 @@ def block_checks(archive, counters, visited, coverage, ledger):
     if archive["ledger"] is not None:
         checks += ledger_checks(archive["ledger"], ledger)
     exploration = archive["exploration"]
-    checks += [check("exploration %s" % seat["id"], "absent", "present")  # the block lists every seat
-               for seat in archive["seats"] if exploration is not None and seat["id"] not in exploration]
-    for sid, entry in (exploration or {}).items():
-        checks += [check("exploration %s.visited" % sid, entry["visited"], visited[sid]),
-                   check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid])]
+    if exploration is not None:  # the block lists every seat
+        checks += [check("exploration %s" % sid, "absent", "present") for sid in coverage if sid not in exploration]
+        for sid, entry in exploration.items():
+            checks += [check("exploration %s.visited" % sid, entry["visited"], visited[sid]),
+                       check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid])]
     return checks
 
 def ledger_checks(block, ledger):
@@ -516,21 +515,23 @@ def by_seat(block, roster, at):
         yield roster_seat(agent, roster, "%s.%s" % (at, agent)), value, "%s.%s" % (at, agent)
 
 def read_pages(source):
-    """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
-    raw, name = source.page(1)
-    first = check_page(parse_json(raw, name), 1, None, name)
-    yield 1, first, name
-    count = first["pageCount"]
-    tell = isinstance(source, Downloads) and count > 1 and sys.stderr.isatty()
+    """(number, page, name): page 1, then every page it announces, each checked, one at a time. A download
+    on a terminal shows its progress from page 2: `\r` rewrites the line, cleared at the end."""
+    first = None
+    number = 0
+    tell = isinstance(source, Downloads) and sys.stderr.isatty()
     try:
-        for number in range(2, count + 1):
-            if tell:  # progress on a terminal only: `\r` rewrites the line, cleared at the end
-                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, count))
+        while number < (first["pageCount"] if first else 1):
+            number += 1
+            if tell and number > 1:
+                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, first["pageCount"]))
                 sys.stderr.flush()
             raw, name = source.page(number)
-            yield number, check_page(parse_json(raw, name), number, first, name), name
+            page = check_page(parse_json(raw, name), number, first, name)
+            first = first or page
+            yield number, page, name
     finally:
-        if tell:
+        if tell and number > 1:
             sys.stderr.write("\r\x1b[K")
 
 def check_page(page, number, first, name):
