@@ -795,39 +795,35 @@ COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete"
                circularReputation="circular", circularEstimated="estimated", **{"wealth replay": "replay"})
 WIDTH = 100  # no printed line is wider; a terminal narrower than this (not under 60) narrows it
 
-def figure_row(match, sid, name, published, recomputed, same):
-    """A figure's row; where two numbers differ, by how many units of the last published place."""
+def figure_row(key, published, recomputed):
+    """A figure's row (key: its match, seat and figure), the same where equal (true is no 1); where two
+    numbers differ, by how many units of the last published place."""
+    same = published is recomputed if bool in (type(published), type(recomputed)) else published == recomputed
     d = None
     if not same and {type(published), type(recomputed)} <= {int, float}:
-        d = (recomputed - published) * 10 ** PLACES.get(name, 0)
+        d = (recomputed - published) * 10 ** PLACES.get(key["figure"], 0)
         d = int(math.floor(d + 0.5)) if math.isfinite(d) and abs(d) < EXACT_INTEGERS else None
-    return {"key": {"match": match, "seat": sid, "figure": name}, "label": "%s %s" % (sid, name),
-            "published": published, "recomputed": recomputed, "same": same, "difference": d}
+    return {"key": key, "label": "%(seat)s %(figure)s" % key, "published": published,
+            "recomputed": recomputed, "same": same, "difference": d}
 
 def compare_seat(seat, card, result, archive):
-    """§12: each figure the report or the rules give (true is no 1), then the wealth replay (§2.3)."""
-    published = card["published"]
-    mine = result["figures"]
-    rows = []
-    mid = archive["id"]
-    sid = seat["id"]
-    for name in FIGURE_ORDER:  # the report carries coverage only where the rubric reads it
-        if name in published or name in mine and name != "mapCoverage":
-            a = published.get(name)
-            b = mine.get(name)  # no figure is None: one missing differs
-            rows.append(figure_row(mid, sid, name, a, b, a is b if bool in (type(a), type(b)) else a == b))
-    replay = result["replay"]
+    """§12: each figure the report or the rules give, then the wealth replay against the archive's (§2.3).
+    No figure is None: one missing differs."""
+    published = dict(card["published"], **{"wealth replay": seat["wealth"]})
+    mine = dict(result["figures"], **{"wealth replay": result["replay"]})
+    rows = [figure_row({"match": archive["id"], "seat": seat["id"], "figure": name}, published.get(name),
+                       mine.get(name)) for name in FIGURE_ORDER + ["wealth replay"]
+            if name in published or name in mine and name != "mapCoverage"]  # coverage where published
+    row = rows[-1]
     corrected = result["replayWithoutErrata"]
-    wealth = seat["wealth"]
-    row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)
-    if corrected not in (None, replay):  # the errata's events move this seat's wealth
-        row.update(asLogged=replay, withoutErrata=corrected,
+    if corrected not in (None, result["replay"]):  # the errata's events move this seat's wealth
+        row.update(asLogged=result["replay"], withoutErrata=corrected,
                    errata=[e["id"] for e in archive["errata"] if e["events"]])
-        if not row["same"] and corrected == wealth:
+        if not row["same"] and corrected == seat["wealth"]:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
-    elif not row["same"] and not archive["events"] and replay < wealth:  # structures only add value
+    elif not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]:  # structures add
         row.update(same=None, difference=None, uncounted="inventory only: no event log shows the structures")
-    return rows + [row]
+    return rows
 
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
