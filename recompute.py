@@ -579,15 +579,15 @@ def read_archive(page, name, source):
               for key, read in (("metrics", read_metrics), ("ledger", read_ledger_block),
                                 ("exploration", read_exploration))}
     match_id = archive.get("matchId", page.get("matchId"))
-    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
+    if not MATCH_ID.match(str(match_id)):  # a string of the form, no other value
         raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
     if source.match_id not in (None, match_id):
         raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
                           % (name, match_id, source.match_id))
     return dict(blocks, id=match_id, engine=got["config.engine_version"], regions=regions, end=end,
-                rounds=end - start, planned=got["config.rounds"], seats=seats, log=dict(
-        seq=1, tick=start, end=end, roster=roster, counts={}, visited=set(), region_collapsed=[],
-        gather=defaultdict(lambda: ([], [])), trade_completed=[], structures=[]))
+                rounds=end - start, planned=got["config.rounds"], seats=seats, log=defaultdict(
+        list, seq=1, tick=start, end=end, roster=roster, counts={}, visited=set(),  # lists: empty until read
+        gather=defaultdict(lambda: ([], []))))
 
 def read_agent(agent, at):
     seat = fields(agent, "agent", at)
@@ -699,9 +699,10 @@ def event_fault(events, seq, tick, end, roster, groups):
     lists = {kind: [] for kind in dict.fromkeys(kinds)}
     any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list
     for kind, group in lists.items():
-        cols = {key: column(group, key) for key, *_ in EVENT_FIELDS.get(kind, ())}
+        cols = {}
         groups[kind] = group, cols
         for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
+            cols[key] = column(group, key)
             if not fits(cols[key], form, roster):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
