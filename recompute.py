@@ -63,7 +63,7 @@ ITEM_VALUES = {"wood": 2, "stone": 3, "ore": 5, "fiber": 0.75, "food": 1.25, "pl
                "rope": 2.5, "tool": 14, "meal": 3.75}
 STRUCTURES = {"shelter": (100, 20), "storehouse": (120, 30), "workshop": (120, 45), "market": (120, 60)}
 STRUCTURE_EVENTS = "build repair deposit withdraw raid".split()
-DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
+DIMENSIONS = tuple("survival economy social adaptation competitiveness".split())
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
 COUNTERS = tuple("gather craft build repair move train attack raid trade dormant awake".split())
 COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
@@ -117,9 +117,8 @@ def replay_structures(events, end, skipped, notes):
                                              "owner": event["agentId"],
                                              "crumbles": tick + STRUCTURES[event["structure"]][0]}
                 built.append(structure)
-        elif structure and kind == "repair":
-            max_hp = STRUCTURES[structure["kind"]][0]
-            structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, max_hp)
+        elif structure and kind == "repair":  # 25 hp, up to its max
+            structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, STRUCTURES[structure["kind"]][0])
         elif structure and structure["kind"] == "storehouse":  # deposit, withdraw, raid
             contents = structure["contents"]
             for item, qty in event["taken" if kind == "raid" else "items"].items():
@@ -164,8 +163,9 @@ def seat_counters(archive, report):
         out[sid] = c = {key: 0 if archive["events"] else entry[key] for key in COUNTERS}
         for kind, key in COUNTED_EVENTS.items():  # no events: none counted
             c[key] += by_kind.get(kind, {}).get(sid, 0)
-        own = 0 if entry is None else entry["message"] + entry["message_private"]
-        c["messages"] = own if card["messagesSent"] is None else card["messagesSent"]
+        c["messages"] = card["messagesSent"]  # else the metrics entry's, else 0
+        if c["messages"] is None:
+            c["messages"] = 0 if entry is None else entry["message"] + entry["message_private"]
     return out
 
 def rate(count, seat, match_rounds, rubric):
@@ -319,10 +319,9 @@ def grade_of(index, dims, rubric):
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
-    earned = [("survivor", seat["status"] == "active" and seat["roundsAlive"] >= match_rounds),
-              ("prospered", wealth >= 250), ("earned_reputation", rep >= 10),
-              ("explorer", reads_map and coverage >= 0.25)]
-    return [name for name, won in earned if won]
+    earned = dict(survivor=seat["status"] == "active" and seat["roundsAlive"] >= match_rounds,
+                  prospered=wealth >= 250, earned_reputation=rep >= 10, explorer=reads_map and coverage >= 0.25)
+    return [name for name, won in earned.items() if won]
 
 # --- the whole scorecard
 def recompute(archive, report):
