@@ -511,7 +511,8 @@ def roster_seat(agent, roster, at):
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
     for agent, value in checked(block, "object", at).items():
-        yield roster_seat(agent, roster, "%s.%s" % (at, agent)), value, "%s.%s" % (at, agent)
+        where = "%s.%s" % (at, agent)
+        yield roster_seat(agent, roster, where), value, where
 
 def read_pages(source):
     """(number, page, name): page 1, then every page it announces, each checked, one at a time. A download
@@ -651,15 +652,14 @@ def read_events(page, name, log):
     events = page["events"]
     seq = log["seq"]
     tick = log["tick"]
-    roster = log["roster"]
     groups = {}
-    if event_fault(events, seq, tick, log["end"], roster, groups):
+    if event_fault(events, seq, tick, log, groups):
         for i, event in enumerate(events):
-            key, what = event_fault([event], seq, tick, log["end"], roster, {}) or (0, 0)
+            key, what = event_fault([event], seq, tick, log, {}) or (0, 0)
             at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
             if what:
                 raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
-            seq = seq + 1
+            seq += 1
             tick = event["tick"]
         raise Unreadable("%s: the event log is not well formed" % name)
     log["seq"] = seq + len(events)
@@ -681,10 +681,12 @@ def read_events(page, name, log):
     log["structures"] += sorted((e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]),
                                 key=itemgetter("seq"))
 
-def event_fault(events, seq, tick, end, roster, groups):
+def event_fault(events, seq, tick, log, groups):
     """The first rule of §11 these events break, as (field, what was expected), `seq` being the first
-    one's and `tick` the last tick before; else None, with groups[type] = (its events, {field: column})."""
+    one's and `tick` the last tick before (the log's end and roster bound the rest); else None, with
+    groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
+    end = log["end"]
     if not fits(events, "object"):
         return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
@@ -702,7 +704,7 @@ def event_fault(events, seq, tick, end, roster, groups):
         groups[kind] = group, cols
         for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
             cols[key] = column(group, key)
-            if not fits(cols[key], form, roster):
+            if not fits(cols[key], form, log["roster"]):
                 return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
                                                  else "missing")
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
