@@ -75,7 +75,8 @@ class Unreadable(Exception):
 
 # --- §1 arithmetic
 def hu(x, places):
-    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to round."""
+    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to
+    round."""
     scale = 10.0 ** places  # exactly 1, 10, 100 or 1000
     return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
 
@@ -179,7 +180,8 @@ def coverage_of(regions, map_regions):
     return math.floor(1000 * regions / map_regions + 0.5) / 1000
 
 def map_coverage(archive):
-    """§3.3: each seat's coverage and number of regions visited; whether the archive has a map record."""
+    """§3.3: each seat's coverage and number of regions visited; whether the archive has a map
+    record."""
     block = archive["exploration"]
     log = archive["log"]
     ids = [seat["id"] for seat in archive["seats"]]
@@ -197,7 +199,8 @@ def net_share(received, given, values):
     return 0 if d == 0 else hu(n / d, 3)
 
 def ledger_from_events(trades, values):
-    """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid points."""
+    """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid
+    points."""
     pairs = {}
     points = Counter()
     paid_in_all = Counter()
@@ -215,8 +218,9 @@ def ledger_from_events(trades, values):
              "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(pairs.items())]
 
 def commons_shares(draws, collapses, seats):
-    """§4: each seat's share of the pools that collapsed while several drew; draws[region, resource, agent]:
-    the ticks and units of its gathers, collapses (region, resource, tick), in log order."""
+    """§4: each seat's share of the pools that collapsed while several drew; draws[region,
+    resource, agent]: the ticks and units of its gathers, collapses (region, resource, tick), in log
+    order."""
     sums = {seat["id"]: 0.0 for seat in seats}
     for region, resource, c in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
         drew = {}
@@ -326,12 +330,10 @@ def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
 # --- the whole scorecard
 def recompute(archive, report):
     """Every seat's recomputed figures under the report's rubric; the checks, notes and ledger."""
-    rubric = report["rubric"]
-    seats = archive["seats"]
-    rounds = archive["rounds"]
-    notes = set()
+    rubric, seats, rounds, notes = report["rubric"], archive["seats"], archive["rounds"], set()
     as_logged, without_errata = wealth_replays(archive, notes)
-    counters, (coverage, visited, has_map_record) = seat_counters(archive, report), map_coverage(archive)
+    counters = seat_counters(archive, report)
+    coverage, visited, has_map_record = map_coverage(archive)
     ledger = trade_ledger(archive, item_values(archive["engine"]))
     circulars = [circular_reputation(ledger, seat["id"]) for seat in seats]
     stocks = [index_stocks(seat, circular if rubric == "2.4" else 0)
@@ -360,7 +362,8 @@ def recompute(archive, report):
                            circularEstimated=estimated)
         results.append({"figures": figures, "notRecorded": counters[sid] is None, "replay": as_logged[i],
                         "replayWithoutErrata": without_errata and without_errata[i]})
-    return results, block_checks(archive, counters, visited, coverage, ledger), sorted(notes), ledger
+    checks = block_checks(archive, counters, visited, coverage, ledger)
+    return results, checks, sorted(notes), ledger
 
 # --- §12 checks of the blocks
 def check(name, stamped, replayed):
@@ -420,7 +423,8 @@ def shown(value):
     text = json.dumps(value) if not isinstance(value, float) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
-# rubric.md §11: each form of a field: its words in an error, its values' types, an integer's least value.
+# rubric.md §11: each form of a field: its words in an error, its values' types, an integer's least
+# value.
 FORMS = {
     "count": ("an integer from 0 to 2**53", {int}, 0), "rank": ("an integer >= 1", {int}, 1),
     "positive": ("an integer from 1 to 2**53", {int}, 1), "number": ("a finite number", {int, float}, None),
@@ -458,7 +462,8 @@ def field(obj, key, at):
     return obj[key]
 
 def get(obj, key, form, at, default=REQUIRED):
-    """obj[key] of its form (a dotted key reaches in), or default where absent (or null, for None)."""
+    """obj[key] of its form (a dotted key reaches in), or default where absent (or null, for
+    None)."""
     if "." in key:
         outer, key = key.rsplit(".", 1)
         obj = get(obj, outer, "object", at)
@@ -468,18 +473,19 @@ def get(obj, key, form, at, default=REQUIRED):
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
 
 def field_table(table):
-    """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each field
-    key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the default."""
+    """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each
+    field key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the
+    default."""
     return {part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()]
             for parts, spec in (entry.split(": ") for entry in table.split(";")) for part in parts.split()}
 
 # records.md §1.1: the fields read of each part of a record.
 FIELDS = field_table("""
-    archive: config.engine_version:text config.map.width:count config.map.height:count startedAtTick:count
-        endedAtTick:count config.rounds:count? agents:list;
-    agent: trained:object status:status agentId:text roundsAlive:count wealth:number reputation:number
-        aggression:count trained.strength:count trained.vitality:count trained.endurance:count
-        inventory:object*count;
+    archive: config.engine_version:text config.map.width:count config.map.height:count
+        startedAtTick:count endedAtTick:count config.rounds:count? agents:list;
+    agent: trained:object status:status agentId:text roundsAlive:count wealth:number
+        reputation:number aggression:count trained.strength:count trained.vitality:count
+        trained.endurance:count inventory:object*count;
     meter: turns:count roundsSatOut:count errorTurns:count spend:number;
     metrics: gather:count=0 craft:count=0 build:count=0 repair:count=0 move:count=0 train:count=0
         attack:count=0 raid:count=0 trade:count=0 dormant:count=0 awake:count=0 message:count=0
@@ -515,8 +521,9 @@ def by_seat(block, roster, at):
         yield roster_seat(agent, roster, where), value, where
 
 def read_pages(source):
-    """(number, page, name): page 1, then every page it announces, each checked, one at a time. A download
-    on a terminal shows its progress from page 2: `\r` rewrites the line, cleared at the end."""
+    """(number, page, name): page 1, then every page it announces, each checked, one at a time. A
+    download on a terminal shows its progress from page 2: `\r` rewrites the line, cleared at the
+    end."""
     first = None
     number = 0
     tell = isinstance(source, Downloads) and sys.stderr.isatty()
@@ -557,8 +564,8 @@ def check_page(page, number, first, name):
     return page
 
 def read_archive(page, name, source):
-    """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of the match
-    asked for, and an empty log of its events."""
+    """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of
+    the match asked for, and an empty log of its events."""
     archive = page["archive"]
     at = name + ": archive"
     got = fields(archive, "archive", at)
@@ -630,7 +637,8 @@ def read_errata(errata, at):
             for i, erratum in enumerate(errata) for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]]
 
 # Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick and
-# type. A move's `from`, a craft's item and count, a build's region and a train's stat are read by no rule.
+# type. A move's `from`, a craft's item and count, a build's region and a train's stat are read by
+# no rule.
 EVENT_FIELDS = field_table("""
     agent_spawned agent_registered: agentId:seat region:text;
     move: agentId:seat to:text;
@@ -646,9 +654,9 @@ EVENT_FIELDS = field_table("""
     region_collapsed: region:text resource:text""")
 
 def read_events(page, name, log):
-    """§11 on a page's events, a column at a time (a fault is named event by event); keep what rules read.
-    The lists are filled in C: any(map(list.append, lists, values)) is `for l, v in zip(lists, values):
-    l.append(v)`."""
+    """§11 on a page's events, a column at a time (a fault is named event by event); keep what
+    rules read. The lists are filled in C: any(map(list.append, lists, values)) is
+    `for l, v in zip(lists, values): l.append(v)`."""
     events = page["events"]
     seq = log["seq"]
     tick = log["tick"]
@@ -682,9 +690,9 @@ def read_events(page, name, log):
                                 key=itemgetter("seq"))
 
 def event_fault(events, seq, tick, log, groups):
-    """The first rule of §11 these events break, as (field, what was expected), `seq` being the first
-    one's and `tick` the last tick before (the log's end and roster bound the rest); else None, with
-    groups[type] = (its events, {field: column})."""
+    """The first rule of §11 these events break, as (field, what was expected), `seq` being the
+    first one's and `tick` the last tick before (the log's end and roster bound the rest); else
+    None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
     end = log["end"]
     if not fits(events, "object"):
@@ -751,8 +759,8 @@ def read_card(card, at):
             "notes": list(map(str, get(card, "notes", "list", at, [])))}
 
 def read_match(source, version):
-    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page is
-    read before an error past a page's own is raised: the first of the earliest stage."""
+    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every
+    page is read before an error past a page's own is raised: the first of the earliest stage."""
     faults = []
     archive = None
     kept = []  # pages kept to the end: one freed midway scatters the next
@@ -798,8 +806,8 @@ COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete"
 WIDTH = 100  # no printed line is wider; a terminal narrower than this (not under 60) narrows it
 
 def figure_row(key, published, recomputed):
-    """A figure's row (key: its match, seat and figure), the same where equal (true is no 1); where two
-    numbers differ, by how many units of the last published place."""
+    """A figure's row (key: its match, seat and figure), the same where equal (true is no 1); where
+    two numbers differ, by how many units of the last published place."""
     same = published is recomputed if bool in (type(published), type(recomputed)) else published == recomputed
     d = None
     if not same and {type(published), type(recomputed)} <= {int, float}:
@@ -809,8 +817,8 @@ def figure_row(key, published, recomputed):
             "recomputed": recomputed, "same": same, "difference": d}
 
 def compare_seat(seat, card, result, archive):
-    """§12: each figure the report or the rules give, then the wealth replay against the archive's (§2.3).
-    No figure is None: one missing differs."""
+    """§12: each figure the report or the rules give, then the wealth replay against the archive's
+    (§2.3). No figure is None: one missing differs."""
     published = dict(card["published"], **{"wealth replay": seat["wealth"]})
     mine = dict(result["figures"], **{"wealth replay": result["replay"]})
     rows = [figure_row({"match": archive["id"], "seat": seat["id"], "figure": name}, published.get(name),
