@@ -395,7 +395,7 @@ def ledger_checks(block, ledger):
         mine = replayed.get(key)
         theirs = stamped.get(key)
         if not (mine and theirs):
-            out.append(check(name, "present" if theirs else "absent", "present" if mine else "absent"))
+            out.append(check(name, *("present" if pair else "absent" for pair in (theirs, mine))))
             continue
         out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
         if theirs["rep"] is not None:
