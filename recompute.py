@@ -423,22 +423,21 @@ def shown(value):
     text = json.dumps(value) if not isinstance(value, float) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
-# rubric.md §11: each form of a field: its words in an error, its values' types, an integer's least
-# value.
+# rubric.md §11: each form of a field: its words in an error, its values' types.
 FORMS = {
-    "count": ("an integer from 0 to 2**53", {int}, 0), "rank": ("an integer >= 1", {int}, 1),
-    "positive": ("an integer from 1 to 2**53", {int}, 1), "number": ("a finite number", {int, float}, None),
-    "text": ("a string", {str}, None), "flag": ("true or false", {bool}, None),
-    "object": ("an object", {dict}, None), "list": ("a list", {list}, None),
-    "status": ("one of active, dormant, dead", {str}, None), "seat": ("a seat of the roster", {str}, None),
-    "items": ("item names mapped to integers from 1 to 2**53", {dict}, None),
+    "count": ("an integer from 0 to 2**53", {int}), "rank": ("an integer >= 1", {int}),
+    "positive": ("an integer from 1 to 2**53", {int}), "number": ("a finite number", {int, float}),
+    "text": ("a string", {str}), "flag": ("true or false", {bool}), "object": ("an object", {dict}),
+    "list": ("a list", {list}), "status": ("one of active, dormant, dead", {str}),
+    "seat": ("a seat of the roster", {str}),
+    "items": ("item names mapped to integers from 1 to 2**53", {dict}),
 }
+LEAST = {"count": 0, "rank": 1, "positive": 1}  # an integer form's least value (its most: 2**53)
 REQUIRED = object()
 
 def fits(values, form, roster=None):
     """Whether every one of the values (None: one is missing) has the form, a column at a time."""
-    _, types, low = FORMS[form]
-    if values is None or not set(map(type, values)) <= types:
+    if values is None or not set(map(type, values)) <= FORMS[form][1]:
         return False
     if form in ("seat", "status"):
         return set(values) <= (roster if form == "seat" else {"active", "dormant", "dead"})
@@ -446,7 +445,7 @@ def fits(values, form, roster=None):
         return all(abs(v) <= EXACT_INTEGERS if type(v) is int else math.isfinite(v) for v in values)
     if form == "items":
         return fits(list(chain.from_iterable(map(dict.values, values))), "positive")
-    return low is None or not values or low <= min(values) and max(values) <= EXACT_INTEGERS
+    return form not in LEAST or not values or LEAST[form] <= min(values) and max(values) <= EXACT_INTEGERS
 
 def checked(value, form, at):
     """The value, where it has the form; `at` names the file and field for the error."""
@@ -675,11 +674,11 @@ def read_events(page, name, log):
     for kind, (group, cols) in groups.items():
         if "agentId" in cols:
             log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
-        if kind in ("agent_spawned", "agent_registered", "move"):
-            log["visited"].update(zip(cols["agentId"], cols["to" if kind == "move" else "region"]))
+        if kind in ("agent_spawned", "agent_registered", "move"):  # (agentId, region or to)
+            log["visited"].update(zip(*cols.values()))
         ticks = map(itemgetter("tick"), group)
-        if kind == "region_collapsed":
-            log[kind] += zip(cols["region"], cols["resource"], ticks)
+        if kind == "region_collapsed":  # (region, resource, tick)
+            log[kind] += zip(*cols.values(), ticks)
         if kind == "trade_completed":
             log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
         if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
