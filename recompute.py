@@ -206,10 +206,12 @@ def ledger_from_events(trades, values):
     paid_in_all = Counter()
     for giver, taker, give, receive in trades:
         a, b = sorted((giver, taker))
-        pair = pairs.setdefault((a, b), {"trades": 0, "received": Counter(), "given": Counter()})
+        pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
         pair["trades"] += 1
-        pair["received"].update(receive if giver == a else give)  # A, the lower id's (integers)
-        pair["given"].update(give if giver == a else receive)
+        for side, items in zip(("received", "given"), (receive, give) if giver == a else (give, receive)):
+            counts = pair[side]  # A's, the lower id's
+            for item, qty in items.items():  # integers: any order
+                counts[item] = counts.get(item, 0) + qty
         for key in ((giver, taker), (taker, giver)) if give and receive else ():  # paid: 5 each, 20 in all
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
