@@ -267,7 +267,7 @@ def ranks(wealths, rubric):
 def survival_score(seat, counters, match_rounds, rubric):
     c = counters or dict.fromkeys(COUNTERS, 0)
     alive = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
-    base = alive if seat["status"] == "dead" else 100 if seat["status"] == "active" else 55
+    base = {"active": 100, "dormant": 55}.get(seat["status"], alive)  # dead: the share of rounds alive
     if rubric >= "2.3" and counters is not None:  # world actions: all counters but the last two
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
@@ -547,7 +547,7 @@ def check_page(page, number, first, name):
     if field(checked(page, "object", name), "page", name) != number:
         raise Unreadable("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
-    if type(count) is not int or not 1 <= count <= MAX_PAGES:
+    if not fits([count], "positive") or count > MAX_PAGES:
         raise Unreadable("%s: pageCount must be an integer from 1 to %d, got %s"
                           % (name, MAX_PAGES, shown(count)))
     for key in ("errata", "events"):
@@ -739,7 +739,7 @@ def read_report(raw, name, seats, version):
     if rubric not in RUBRICS:
         raise Unreadable("%s.rubricVersion: %s is not a known rubric (%s)"
                           % (name, shown(rubric), ", ".join(RUBRICS)))
-    if version is not None and rubric != version:
+    if version not in (None, rubric):
         raise Unreadable("%s.rubricVersion: %s, but the report was asked for under %s"
                           % (name, rubric, version))
     reason = get(report, "rubricReason", "text", name, None)
@@ -753,10 +753,10 @@ def read_report(raw, name, seats, version):
 def read_card(card, at):
     """A scorecard's published figures (the dimensions by name), each checked for its form."""
     got = fields(card, "card", at)
+    raw = got["raw"]
     published = {key.split(".")[-1]: value for key, value in got.items() if key not in ("dimensions", "raw")}
-    published.update((key, get(got["raw"], key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"]
-                     if key in got["raw"])
-    return {"published": published, "messagesSent": get(got["raw"], "messagesSent", "count", at + ".raw", None),
+    published.update((key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"] if key in raw)
+    return {"published": published, "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
             "notes": list(map(str, get(card, "notes", "list", at, [])))}
 
 def read_match(source, version):
@@ -926,7 +926,7 @@ def print_rows(w, seats):
         w("\n")
         put(w, "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
             + "  (counters not recorded)" * seat["notRecorded"])
-        w("  %-19s %-24s recomputed\n" % ("figure", "published"))
+        w("  figure              published                recomputed\n")  # the columns of the rows below
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
             verdict += "" if row["difference"] is None else " %+d" % row["difference"]
