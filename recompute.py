@@ -53,15 +53,33 @@ TIMEOUT_SECONDS, TIMEOUT_ENV = 30, "DAISHI_TIMEOUT"  # one request, whole (a 5xx
 DOWNLOAD_SECONDS = 600        # a whole match's download, every page and the report, waits aside
 BUSY_SECONDS = 300            # a run's waits for Retry-After (a 429 or 503), in all
 MOST_RETRY_AFTER = 60         # seconds, one wait: records.md §3's most
-PACE = 0.1                    # seconds between requests once the platform was busy (10 a second, §3)
+PACE = 0.1  # seconds between requests once the platform was busy (10 a second, §3)
 MAX_RESPONSE_BYTES = 64 << 20  # one page or report
 MAX_JSON_VALUES = 1000000     # in one page or report (counted as its brackets, braces and commas)
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
-RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = 1, 1.0  # one more try after a 5xx (or a bare 429), after a pause
+RETRIES_ON_5XX, RETRY_PAUSE_SECONDS = (
+    1,
+    1.0
+)  # one more try after a 5xx (or a bare 429), after a pause
 # rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
-ITEM_VALUES = {"wood": 2, "stone": 3, "ore": 5, "fiber": 0.75, "food": 1.25, "plank": 4.5, "brick": 6.25,
-               "rope": 2.5, "tool": 14, "meal": 3.75}
-STRUCTURES = {"shelter": (100, 20), "storehouse": (120, 30), "workshop": (120, 45), "market": (120, 60)}
+ITEM_VALUES = {
+    "wood": 2,
+    "stone": 3,
+    "ore": 5,
+    "fiber": 0.75,
+    "food": 1.25,
+    "plank": 4.5,
+    "brick": 6.25,
+    "rope": 2.5,
+    "tool": 14,
+    "meal": 3.75
+}
+STRUCTURES = {
+    "shelter": (100, 20),
+    "storehouse": (120, 30),
+    "workshop": (120, 45),
+    "market": (120, 60)
+}
 STRUCTURE_EVENTS = "build repair deposit withdraw raid".split()
 DIMENSIONS = tuple("survival economy social adaptation competitiveness".split())
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
@@ -111,19 +129,29 @@ def replay_structures(events, end, skipped, notes):
             structure = None  # gone, with its contents
         if kind == "build":
             if event["structure"] not in STRUCTURES:
-                notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
-                          % (event["structure"], event["seq"]))
+                notes.add(
+                    "a build of %r (seq %d), not a structure of the rubric, changes nothing"
+                    % (event["structure"], event["seq"])
+                )
             elif not structure:
-                structure = standing[sid] = {"id": sid, "kind": event["structure"], "contents": {},
-                                             "owner": event["agentId"],
-                                             "crumbles": tick + STRUCTURES[event["structure"]][0]}
+                structure = standing[sid] = {
+                    "id": sid,
+                    "kind": event["structure"],
+                    "contents": {},
+                    "owner": event["agentId"],
+                    "crumbles": tick + STRUCTURES[event["structure"]][0]
+                }
                 built.append(structure)
         elif structure and kind == "repair":  # 25 hp, up to its max
-            structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, STRUCTURES[structure["kind"]][0])
+            structure["crumbles"] = tick + min(
+                structure["crumbles"] - tick + 25, STRUCTURES[structure["kind"]][0]
+            )
         elif structure and structure["kind"] == "storehouse":  # deposit, withdraw, raid
             contents = structure["contents"]
             for item, qty in event["taken" if kind == "raid" else "items"].items():
-                contents[item] = max(contents.get(item, 0) + (qty if kind == "deposit" else -qty), 0)
+                contents[item] = max(
+                    contents.get(item, 0) + (qty if kind == "deposit" else -qty), 0
+                )
     return [dict(s, hp=s["crumbles"] - end) for s in built if s["crumbles"] > end]
 
 def replay_wealth(seat, structures, values):
@@ -133,7 +161,10 @@ def replay_wealth(seat, structures, values):
         if structure["owner"] == seat["id"]:
             max_hp, value = STRUCTURES[structure["kind"]]
             total += value * structure["hp"] / max_hp
-            for item, item_value in values.items():  # a storehouse's contents (no other kind holds any)
+            for (
+                item,
+                item_value
+            ) in values.items():  # a storehouse's contents (no other kind holds any)
                 total += structure["contents"].get(item, 0) * item_value
     return hu(total, 2)
 
@@ -185,8 +216,12 @@ def map_coverage(archive):
     block = archive["exploration"]
     log = archive["log"]
     ids = [seat["id"] for seat in archive["seats"]]
-    has_map = block is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
-    visited = Counter(agent for agent, _ in log["visited"])  # the set holds each (seat, region) once
+    has_map = block is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(
+        log["counts"]
+    )
+    visited = Counter(
+        agent for agent, _ in log["visited"]
+    )  # the set holds each (seat, region) once
     if not archive["events"]:  # the exploration block's
         block = block or {}
         return {sid: block[sid]["coverage"] if sid in block else 0 for sid in ids}, visited, has_map
@@ -208,27 +243,43 @@ def ledger_from_events(trades, values):
         a, b = sorted((giver, taker))
         pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
         pair["trades"] += 1
-        for side, items in zip(("received", "given"), (receive, give) if giver == a else (give, receive)):
+        for side, items in zip(
+            ("received", "given"), (receive, give) if giver == a else (give, receive)
+        ):
             counts = pair[side]  # A's, the lower id's
             for item, qty in items.items():  # integers: any order
                 counts[item] = counts.get(item, 0) + qty
-        for key in ((giver, taker), (taker, giver)) if give and receive else ():  # paid: 5 each, 20 in all
+        for key in (
+            ((giver, taker), (taker, giver)) if give and receive else ()
+        ):  # paid: 5 each, 20 in all
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
                 paid_in_all[key[0]] += 1
-    return [{"a": a, "b": b, "trades": f["trades"], "netShare": net_share(f["received"], f["given"], values),
-             "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(pairs.items())]
+    return [
+        {
+            "a": a,
+            "b": b,
+            "trades": f["trades"],
+            "netShare": net_share(f["received"], f["given"], values),
+            "rep": {a: points[a, b], b: points[b, a]}
+        }
+        for (a, b), f in sorted(pairs.items())
+    ]
 
 def commons_shares(draws, collapses, seats):
     """§4: each seat's share of the pools that collapsed while several drew; draws[region,
     resource, agent]: the ticks and units of its gathers, collapses (region, resource, tick), in log
     order."""
     sums = {seat["id"]: 0.0 for seat in seats}
-    for region, resource, c in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
+    for (
+        region,
+        resource,
+        c
+    ) in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
         drew = {}
         for agent in sums:
             ticks, units = draws.get((region, resource, agent), ((), ()))
-            n = sum(units[bisect_right(ticks, c - 50):bisect_right(ticks, c)])  # integers
+            n = sum(units[bisect_right(ticks, c - 50) : bisect_right(ticks, c)])  # integers
             if n:
                 drew[agent] = n
         if len(drew) > 1:  # a pool only one seat drew from is not counted
@@ -254,12 +305,16 @@ def credited_trades(ledger, sid, counters):
     """hu(Σ min(trades, 5) × net share, 3) over partners; completed trades without a ledger."""
     if ledger is None:
         return counters["trade"]
-    return hu(running_sum(min(pair["trades"], 5) * pair["netShare"] for pair in partners(ledger, sid)), 3)
+    return hu(
+        running_sum(min(pair["trades"], 5) * pair["netShare"] for pair in partners(ledger, sid)), 3
+    )
 
 # --- §5 rank, §6 the five dimensions (r: the seat's rate, §3.2)
 def ranks(wealths, rubric):
     if rubric < "2.1":  # ties in roster order
-        position = {i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)}
+        position = {
+            i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)
+        }
         return [position[i] for i in range(len(wealths))]
     ascending = sorted(wealths)
     return [1 + len(ascending) - bisect_right(ascending, mine) for mine in wealths]
@@ -267,7 +322,9 @@ def ranks(wealths, rubric):
 def survival_score(seat, counters, match_rounds, rubric):
     c = counters or dict.fromkeys(COUNTERS, 0)
     alive = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
-    base = {"active": 100, "dormant": 55}.get(seat["status"], alive)  # dead: the share of rounds alive
+    base = {"active": 100, "dormant": 55}.get(
+        seat["status"], alive
+    )  # dead: the share of rounds alive
     if rubric >= "2.3" and counters is not None:  # world actions: all counters but the last two
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
@@ -321,12 +378,18 @@ def fitness_index(dims):
 
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
-    grade = "ABCDF"[sum(index < floor for floor in (80, 65, 50, 35))]  # the floors it falls short of
+    grade = "ABCDF"[
+        sum(index < floor for floor in (80, 65, 50, 35))
+    ]  # the floors it falls short of
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
-    earned = dict(survivor=seat["status"] == "active" and seat["roundsAlive"] >= match_rounds,
-                  prospered=wealth >= 250, earned_reputation=rep >= 10, explorer=reads_map and coverage >= 0.25)
+    earned = dict(
+        survivor=seat["status"] == "active" and seat["roundsAlive"] >= match_rounds,
+        prospered=wealth >= 250,
+        earned_reputation=rep >= 10,
+        explorer=reads_map and coverage >= 0.25
+    )
     return [name for name, won in earned.items() if won]
 
 # --- the whole scorecard
@@ -338,8 +401,10 @@ def recompute(archive, report):
     coverage, visited, has_map_record = map_coverage(archive)
     ledger = trade_ledger(archive, item_values(archive["engine"]))
     circulars = [circular_reputation(ledger, seat["id"]) for seat in seats]
-    stocks = [index_stocks(seat, circular if rubric == "2.4" else 0)
-              for seat, (circular, _) in zip(seats, circulars)]
+    stocks = [
+        index_stocks(seat, circular if rubric == "2.4" else 0)
+        for seat, (circular, _) in zip(seats, circulars)
+    ]
     seat_ranks = ranks([wealth for wealth, _ in stocks], rubric)
     results = []
     reads_map = reads_coverage(rubric, has_map_record)
@@ -348,49 +413,88 @@ def recompute(archive, report):
 
         def r(count):
             return rate(count, seat, rounds, rubric)
+
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
         commons = ledger["commons"].get(sid, 0) if ledger else 0
         cover = coverage[sid]
-        dims = (survival_score(seat, counters[sid], rounds, rubric), economy_score(wealth, c, r),
-                social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
-                adaptation_score(seat, c, cover, reads_map, r),
-                competitiveness_score(seat, seat_ranks[i], wealth, len(seats)))
+        dims = (
+            survival_score(seat, counters[sid], rounds, rubric),
+            economy_score(wealth, c, r),
+            social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
+            adaptation_score(seat, c, cover, reads_map, r),
+            competitiveness_score(seat, seat_ranks[i], wealth, len(seats))
+        )
         index = fitness_index(dims)
-        figures = dict(zip(DIMENSIONS, dims), fitnessIndex=index, grade=grade_of(index, dims, rubric),
-                       wealth=seat["wealth"], status=seat["status"], rank=seat_ranks[i], mapCoverage=cover,
-                       achievements=achievements(seat, wealth, rep, cover, reads_map, rounds))
+        figures = dict(
+            zip(DIMENSIONS, dims),
+            fitnessIndex=index,
+            grade=grade_of(index, dims, rubric),
+            wealth=seat["wealth"],
+            status=seat["status"],
+            rank=seat_ranks[i],
+            mapCoverage=cover,
+            achievements=achievements(seat, wealth, rep, cover, reads_map, rounds)
+        )
         if rubric == "2.4":
-            figures.update(indexWealth=wealth, indexReputation=rep, circularReputation=circular,
-                           circularEstimated=estimated)
-        results.append({"figures": figures, "notRecorded": counters[sid] is None, "replay": as_logged[i],
-                        "replayWithoutErrata": without_errata and without_errata[i]})
+            figures.update(
+                indexWealth=wealth,
+                indexReputation=rep,
+                circularReputation=circular,
+                circularEstimated=estimated
+            )
+        results.append(
+            {
+                "figures": figures,
+                "notRecorded": counters[sid] is None,
+                "replay": as_logged[i],
+                "replayWithoutErrata": without_errata and without_errata[i]
+            }
+        )
     checks = block_checks(archive, counters, visited, coverage, ledger)
     return results, checks, sorted(notes), ledger
 
 # --- §12 checks of the blocks
 def check(name, stamped, replayed):
     agrees = stamped == replayed
-    return {"check": name, "agrees": agrees, "detail": None if agrees else "archive says %s, events give %s"
-            % (shown(stamped), shown(replayed)), "published": stamped, "recomputed": replayed}
+    return {
+        "check": name,
+        "agrees": agrees,
+        "detail": None
+        if agrees
+        else "archive says %s, events give %s" % (shown(stamped), shown(replayed)),
+        "published": stamped,
+        "recomputed": replayed
+    }
 
 def block_checks(archive, counters, visited, coverage, ledger):
     """The archive's blocks against its events: each metrics entry, the ledger, the exploration."""
     if not archive["events"]:
         return []
-    checks = [check("metrics %s.%s" % (sid, key), entry[key], counters[sid][key])
-              for sid, entry in (archive["metrics"] or {}).items() for key in COUNTERS]
+    checks = [
+        check("metrics %s.%s" % (sid, key), entry[key], counters[sid][key])
+        for sid, entry in (archive["metrics"] or {}).items()
+        for key in COUNTERS
+    ]
     if archive["ledger"] is not None:
         checks += ledger_checks(archive["ledger"], ledger)
     exploration = archive["exploration"]
     if exploration is not None:  # the block lists every seat
-        checks += [check("exploration %s" % sid, "absent", "present") for sid in coverage if sid not in exploration]
+        checks += [
+            check("exploration %s" % sid, "absent", "present")
+            for sid in coverage
+            if sid not in exploration
+        ]
         for sid, entry in exploration.items():
-            checks += [check("exploration %s.visited" % sid, entry["visited"], visited[sid]),
-                       check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid])]
+            checks += [
+                check("exploration %s.visited" % sid, entry["visited"], visited[sid]),
+                check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid])
+            ]
     return checks
 
 def ledger_checks(block, ledger):
-    replayed, stamped = ({(p["a"], p["b"]): p for p in pairs} for pairs in (ledger["pairs"], block["pairs"]))
+    replayed, stamped = (
+        {(p["a"], p["b"]): p for p in pairs} for pairs in (ledger["pairs"], block["pairs"])
+    )
     out = []
     for key in sorted(set(replayed) | set(stamped)):
         name = "ledger %s~%s" % key
@@ -401,9 +505,14 @@ def ledger_checks(block, ledger):
             continue
         out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
         if theirs["rep"] is not None:
-            out += [check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]) for side in key]
-    return out + [check("ledger commons.%s" % sid, block["commons"].get(sid, 0), share)
-                  for sid, share in ledger["commons"].items()]
+            out += [
+                check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side])
+                for side in key
+            ]
+    return out + [
+        check("ledger commons.%s" % sid, block["commons"].get(sid, 0), share)
+        for sid, share in ledger["commons"].items()
+    ]
 
 # --- reading records
 def parse_json(raw, name):
@@ -447,7 +556,12 @@ def fits(values, form, roster=None):
         return all(abs(v) <= EXACT_INTEGERS if type(v) is int else math.isfinite(v) for v in values)
     if form == "items":
         return fits(list(chain.from_iterable(map(dict.values, values))), "positive")
-    return form not in LEAST or not values or LEAST[form] <= min(values) and max(values) <= EXACT_INTEGERS
+    return (
+        form not in LEAST
+        or not values
+        or LEAST[form] <= min(values)
+        and max(values) <= EXACT_INTEGERS
+    )
 
 def checked(value, form, at):
     """The value, where it has the form; `at` names the file and field for the error."""
@@ -477,8 +591,13 @@ def field_table(table):
     """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each
     field key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the
     default."""
-    return {part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()]
-            for parts, spec in (entry.split(": ") for entry in table.split(";")) for part in parts.split()}
+    return {
+        part: [
+            re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()
+        ]
+        for parts, spec in (entry.split(": ") for entry in table.split(";"))
+        for part in parts.split()
+    }
 
 # records.md §1.1: the fields read of each part of a record.
 FIELDS = field_table("""
@@ -532,7 +651,9 @@ def read_pages(source):
         while number < (first["pageCount"] if first else 1):
             number += 1
             if tell and number > 1:
-                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, first["pageCount"]))
+                sys.stderr.write(
+                    "\r%s: page %d/%d " % (source.match_id, number, first["pageCount"])
+                )
                 sys.stderr.flush()
             raw, name = source.page(number)
             page = check_page(parse_json(raw, name), number, first, name)
@@ -548,20 +669,28 @@ def check_page(page, number, first, name):
         raise Unreadable("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
     if not fits([count], "positive") or count > MAX_PAGES:
-        raise Unreadable("%s: pageCount must be an integer from 1 to %d, got %s"
-                          % (name, MAX_PAGES, shown(count)))
+        raise Unreadable(
+            "%s: pageCount must be an integer from 1 to %d, got %s"
+            % (name, MAX_PAGES, shown(count))
+        )
     for key in ("errata", "events"):
         checked(field(page, key, name), "list", "%s: %s" % (name, key))
     if (page.get("archive") is None) == (first is None):
-        raise Unreadable(name + (": archive is on page 1 only" if first else ": page 1 carries no archive"))
+        raise Unreadable(
+            name + (": archive is on page 1 only" if first else ": page 1 carries no archive")
+        )
     first = first or page
     if count != first["pageCount"]:
-        raise Unreadable("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
+        raise Unreadable(
+            "%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"])
+        )
     if page["errata"] != first["errata"]:
         raise Unreadable("%s: errata differ from page 1's" % name)
     if not page["events"] and number < count:
-        raise Unreadable("%s: page %d of %d holds no events: only the last may hold none (records.md §1.1)"
-                          % (name, number, count))
+        raise Unreadable(
+            "%s: page %d of %d holds no events: only the last may hold none (records.md §1.1)"
+            % (name, number, count)
+        )
     return page
 
 def read_archive(page, name, source):
@@ -583,26 +712,54 @@ def read_archive(page, name, source):
     roster = {seat["id"] for seat in seats}
     if len(roster) != len(seats):
         raise Unreadable("%s.agents: an agentId appears twice" % at)
-    blocks = {key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
-              for key, read in (("metrics", read_metrics), ("ledger", read_ledger_block),
-                                ("exploration", read_exploration))}
+    blocks = {
+        key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
+        for key, read in (
+            ("metrics", read_metrics),
+            ("ledger", read_ledger_block),
+            ("exploration", read_exploration)
+        )
+    }
     match_id = archive.get("matchId", page.get("matchId"))
     if not MATCH_ID.match(str(match_id)):  # a string of the form, no other value
         raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
     if source.match_id not in (None, match_id):
-        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
-                          % (name, match_id, source.match_id))
-    return dict(blocks, id=match_id, engine=got["config.engine_version"], regions=regions, end=end,
-                rounds=end - start, planned=got["config.rounds"], seats=seats, log=defaultdict(
-        list, seq=1, tick=start, end=end, roster=roster, counts={}, visited=set(),  # lists: empty until read
-        gather=defaultdict(lambda: ([], []))))
+        raise Unreadable(
+            "%s: archive.matchId %s is not the match asked for, %s"
+            % (name, match_id, source.match_id)
+        )
+    return dict(
+        blocks,
+        id=match_id,
+        engine=got["config.engine_version"],
+        regions=regions,
+        end=end,
+        rounds=end - start,
+        planned=got["config.rounds"],
+        seats=seats,
+        log=defaultdict(
+            list,
+            seq=1,
+            tick=start,
+            end=end,
+            roster=roster,
+            counts={},
+            visited=set(),  # lists: empty until read
+            gather=defaultdict(lambda: ([], []))
+        )
+    )
 
 def read_agent(agent, at):
     seat = fields(agent, "agent", at)
     meter = agent.get("meter")
-    return dict(seat, id=seat["agentId"], name=str(agent.get("name", "")), model=str(agent.get("model", "")),
-                trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
-                meter=None if meter is None else fields(meter, "meter", at + ".meter"))
+    return dict(
+        seat,
+        id=seat["agentId"],
+        name=str(agent.get("name", "")),
+        model=str(agent.get("model", "")),
+        trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
+        meter=None if meter is None else fields(meter, "meter", at + ".meter")
+    )
 
 def read_metrics(block, roster, at):
     return {agent: dict(fields(checked(entry, "object", where), "metrics", where),
@@ -610,8 +767,10 @@ def read_metrics(block, roster, at):
             for agent, entry, where in by_seat(block, roster, at)}
 
 def read_ledger_block(block, roster, at):
-    pairs = [fields(pair, "pair", "%s.pairs[%d]" % (at, i))
-             for i, pair in enumerate(get(block, "pairs", "list", at))]
+    pairs = [
+        fields(pair, "pair", "%s.pairs[%d]" % (at, i))
+        for i, pair in enumerate(get(block, "pairs", "list", at))
+    ]
     for i, pair in enumerate(pairs):
         where = "%s.pairs[%d]" % (at, i)
         a, b = (roster_seat(pair[side], roster, "%s.%s" % (where, side)) for side in "ab")
@@ -624,8 +783,10 @@ def read_ledger_block(block, roster, at):
     without_rep = {p["rep"] is None for p in pairs}
     if len(without_rep) > 1:
         raise Unreadable("%s.pairs: rep is on some pairs only" % at)
-    commons = {agent: checked(share, "number", where)
-               for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")}
+    commons = {
+        agent: checked(share, "number", where)
+        for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")
+    }
     return {"pairs": pairs, "commons": commons, "hasRep": without_rep == {False}}
 
 def read_exploration(block, roster, at):
@@ -633,9 +794,17 @@ def read_exploration(block, roster, at):
             for agent, entry, where in by_seat(field(block, "agents", at), roster, at + ".agents")}
 
 def read_errata(errata, at):
-    return [{"id": e["id"], "title": str(erratum.get("title", "")), **e, "agents": list(map(str, e["agents"])),
-             "affects": list(map(str, e["affects"]))}
-            for i, erratum in enumerate(errata) for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]]
+    return [
+        {
+            "id": e["id"],
+            "title": str(erratum.get("title", "")),
+            **e,
+            "agents": list(map(str, e["agents"])),
+            "affects": list(map(str, e["affects"]))
+        }
+        for i, erratum in enumerate(errata)
+        for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]
+    ]
 
 # Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick and
 # type. A move's `from`, a craft's item and count, a build's region and a train's stat are read by
@@ -684,11 +853,14 @@ def read_events(page, name, log):
         if kind == "trade_completed":
             log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
         if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
-            draws = list(map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])))
+            draws = list(
+                map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"]))
+            )
             for side, values in enumerate((ticks, cols["gathered"])):
                 any(map(list.append, map(itemgetter(side), draws), values))
-    log["structures"] += sorted((e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]),
-                                key=itemgetter("seq"))
+    log["structures"] += sorted(
+        (e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]), key=itemgetter("seq")
+    )
 
 def event_fault(events, seq, tick, log, groups):
     """The first rule of §11 these events break, as (field, what was expected), `seq` being the
@@ -700,10 +872,17 @@ def event_fault(events, seq, tick, log, groups):
         return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
     if not fits(seqs, "count") or seqs != list(range(seq, seq + len(events))):
-        return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
-    if not fits(ticks, "count") or [tick, *ticks, end] != sorted([tick, *ticks, end]):  # in order, in range
-        return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
-                        % (tick, end, shown(first.get("tick"))))
+        return "seq", "expected %d (seq is the position in the log), got %s" % (
+            seq,
+            shown(first.get("seq"))
+        )
+    if not fits(ticks, "count") or [tick, *ticks, end] != sorted(
+        [tick, *ticks, end]
+    ):  # in order, in range
+        return "tick", (
+            "expected an integer from %d to %d (ticks never decrease), got %s"
+            % (tick, end, shown(first.get("tick")))
+        )
     if not fits(kinds, "text"):
         return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = {kind: [] for kind in dict.fromkeys(kinds)}
@@ -714,8 +893,10 @@ def event_fault(events, seq, tick, log, groups):
         for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
             cols[key] = column(group, key)
             if not fits(cols[key], form, log["roster"]):
-                return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
-                                                 else "missing")
+                return key, "expected %s, %s" % (
+                    FORMS[form][0],
+                    "got " + shown(first[key]) if key in first else "missing"
+                )
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
         if kind not in groups:
             continue
@@ -737,27 +918,44 @@ def read_report(raw, name, seats, version):
     report = checked(parse_json(raw, name), "object", name)
     rubric = field(report, "rubricVersion", name)
     if rubric not in RUBRICS:
-        raise Unreadable("%s.rubricVersion: %s is not a known rubric (%s)"
-                          % (name, shown(rubric), ", ".join(RUBRICS)))
+        raise Unreadable(
+            "%s.rubricVersion: %s is not a known rubric (%s)"
+            % (name, shown(rubric), ", ".join(RUBRICS))
+        )
     if version not in (None, rubric):
-        raise Unreadable("%s.rubricVersion: %s, but the report was asked for under %s"
-                          % (name, rubric, version))
+        raise Unreadable(
+            "%s.rubricVersion: %s, but the report was asked for under %s" % (name, rubric, version)
+        )
     reason = get(report, "rubricReason", "text", name, None)
     cards = get(report, "scorecards", "list", name)
     if [card.get("agentId") if isinstance(card, dict) else None for card in cards] != [
-            seat["id"] for seat in seats]:
-        raise Unreadable("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
-    return {"rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
-            "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]}
+        seat["id"] for seat in seats
+    ]:
+        raise Unreadable(
+            "%s.scorecards: the seats are not the archive's roster, in roster order" % name
+        )
+    return {
+        "rubric": rubric,
+        "reason": reason,
+        "matchId": report.get("matchId"),
+        "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]
+    }
 
 def read_card(card, at):
     """A scorecard's published figures (the dimensions by name), each checked for its form."""
     got = fields(card, "card", at)
     raw = got["raw"]
-    published = {key.split(".")[-1]: value for key, value in got.items() if key not in ("dimensions", "raw")}
-    published.update((key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"] if key in raw)
-    return {"published": published, "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
-            "notes": list(map(str, get(card, "notes", "list", at, [])))}
+    published = {
+        key.split(".")[-1]: value for key, value in got.items() if key not in ("dimensions", "raw")
+    }
+    published.update(
+        (key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"] if key in raw
+    )
+    return {
+        "published": published,
+        "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
+        "notes": list(map(str, get(card, "notes", "list", at, [])))
+    }
 
 def read_match(source, version):
     """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every
@@ -776,8 +974,9 @@ def read_match(source, version):
             stage = 2
             mid = archive["id"]
             if page.get("matchId", mid) != mid:
-                raise Unreadable("%s: matchId %s is not the archive's %s"
-                                  % (name, shown(page["matchId"]), mid))
+                raise Unreadable(
+                    "%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), mid)
+                )
             stage = 3
             if number == 1:
                 archive["errata"] = read_errata(page["errata"], name + ": errata")
@@ -791,79 +990,148 @@ def read_match(source, version):
     archive["events"], (raw, name) = archive["log"]["seq"] - 1, source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] not in (None, mid):
-        raise Unreadable("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), mid))
+        raise Unreadable(
+            "%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), mid)
+        )
     return archive, report
 
 # ------------------------------------------------------------- reporting
-FIGURE_ORDER = ("wealth status rank survival economy social adaptation competitiveness fitnessIndex grade "
-                "achievements mapCoverage indexWealth indexReputation circularReputation circularEstimated"
-                ).split()
+FIGURE_ORDER = (
+    "wealth status rank survival economy social adaptation competitiveness fitnessIndex grade "
+    "achievements mapCoverage indexWealth indexReputation circularReputation circularEstimated"
+).split()
 # The decimals each figure is published to: a difference is counted in units of the last (rank: 0).
-PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, mapCoverage=3, indexWealth=3,
-              indexReputation=3, circularReputation=3, **{"wealth replay": 2})
-COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete", fitnessIndex="index",
-               mapCoverage="coverage", indexWealth="idxWealth", indexReputation="idxRep",
-               circularReputation="circular", circularEstimated="estimated", **{"wealth replay": "replay"})
+PLACES = dict(
+    dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1),
+    wealth=2,
+    mapCoverage=3,
+    indexWealth=3,
+    indexReputation=3,
+    circularReputation=3,
+    **{"wealth replay": 2}
+)
+COLUMNS = dict(
+    survival="survive",
+    adaptation="adapt",
+    competitiveness="compete",
+    fitnessIndex="index",
+    mapCoverage="coverage",
+    indexWealth="idxWealth",
+    indexReputation="idxRep",
+    circularReputation="circular",
+    circularEstimated="estimated",
+    **{"wealth replay": "replay"}
+)
 WIDTH = 100  # no printed line is wider; a terminal narrower than this (not under 60) narrows it
 
 def figure_row(key, published, recomputed):
     """A figure's row (key: its match, seat and figure), the same where equal (true is no 1); where
     two numbers differ, by how many units of the last published place."""
-    same = published is recomputed if bool in (type(published), type(recomputed)) else published == recomputed
+    same = (
+        published is recomputed
+        if bool in (type(published), type(recomputed))
+        else published == recomputed
+    )
     d = None
     if not same and {type(published), type(recomputed)} <= {int, float}:
         d = (recomputed - published) * 10 ** PLACES.get(key["figure"], 0)
         d = int(math.floor(d + 0.5)) if math.isfinite(d) and abs(d) < EXACT_INTEGERS else None
-    return {"key": key, "label": "%(seat)s %(figure)s" % key, "published": published,
-            "recomputed": recomputed, "same": same, "difference": d}
+    return {
+        "key": key,
+        "label": "%(seat)s %(figure)s" % key,
+        "published": published,
+        "recomputed": recomputed,
+        "same": same,
+        "difference": d
+    }
 
 def compare_seat(seat, card, result, archive):
     """§12: each figure the report or the rules give, then the wealth replay against the archive's
     (§2.3). No figure is None: one missing differs."""
     published = dict(card["published"], **{"wealth replay": seat["wealth"]})
     mine = dict(result["figures"], **{"wealth replay": result["replay"]})
-    rows = [figure_row({"match": archive["id"], "seat": seat["id"], "figure": name}, published.get(name),
-                       mine.get(name)) for name in FIGURE_ORDER + ["wealth replay"]
-            if name in published or name in mine and name != "mapCoverage"]  # coverage where published
+    rows = [
+        figure_row(
+            {"match": archive["id"], "seat": seat["id"], "figure": name},
+            published.get(name),
+            mine.get(name)
+        )
+        for name in FIGURE_ORDER + ["wealth replay"]
+        if name in published or name in mine and name != "mapCoverage"
+    ]  # coverage where published
     row = rows[-1]
     corrected = result["replayWithoutErrata"]
     if corrected not in (None, result["replay"]):  # the errata's events move this seat's wealth
-        row.update(asLogged=result["replay"], withoutErrata=corrected,
-                   errata=[e["id"] for e in archive["errata"] if e["events"]])
+        row.update(
+            asLogged=result["replay"],
+            withoutErrata=corrected,
+            errata=[e["id"] for e in archive["errata"] if e["events"]]
+        )
         if not row["same"] and corrected == seat["wealth"]:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
-    elif not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]:  # structures add
-        row.update(same=None, difference=None, uncounted="inventory only: no event log shows the structures")
+    elif (
+        not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]
+    ):  # structures add
+        row.update(
+            same=None,
+            difference=None,
+            uncounted="inventory only: no event log shows the structures"
+        )
     return rows
 
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
     results, checks, notes, ledger = recompute(archive, report)
-    seats = [dict(agentId=seat["id"], name=seat["name"], model=seat["model"],
-                  figures=compare_seat(seat, card, result, archive), notRecorded=result["notRecorded"],
-                  notes=card["notes"], messagesSent=card["messagesSent"])
-             for seat, card, result in zip(archive["seats"], report["cards"], results)]
+    seats = [
+        dict(
+            agentId=seat["id"],
+            name=seat["name"],
+            model=seat["model"],
+            figures=compare_seat(seat, card, result, archive),
+            notRecorded=result["notRecorded"],
+            notes=card["notes"],
+            messagesSent=card["messagesSent"]
+        )
+        for seat, card, result in zip(archive["seats"], report["cards"], results)
+    ]
     figures = [row["same"] for s in seats for row in s["figures"] if row["same"] is not None]
     trusted = [TRUSTED] * any(s["messagesSent"] is not None for s in seats)
     unshown = [s["agentId"] for s in seats for row in s["figures"] if row.get("uncounted")]
     if unshown:
-        trusted.append("the structures' part of final wealth for %s (no event log to replay)"
-                       % ", ".join(unshown))
+        trusted.append(
+            "the structures' part of final wealth for %s (no event log to replay)"
+            % ", ".join(unshown)
+        )
     if ledger is None:
         source = "none: every completed trade counts, no commons share, no circular reputation"
     elif archive["events"]:
         source = "replayed from the events (circular reputation too)"
     else:
         source = "the archive's ledger block, circular reputation " + (
-            "from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)")
+            "from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"
+        )
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
     same = sum(figures)
     agree = sum(c["agrees"] for c in checks)
-    return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
-                engine=archive["engine"], rounds=archive["rounds"], events=archive["events"],
-                errata=archive["errata"], seats=seats, checks=checks, notes=notes, figuresSame=same,
-                figuresCompared=len(figures), checksAgree=agree, checksMade=len(checks), trusted=trusted,
-                exit=int(same < len(figures) or agree < len(checks)))
+    return dict(
+        ledger=source,
+        matchId=archive["id"],
+        rubric=report["rubric"],
+        rubricReason=report["reason"],
+        engine=archive["engine"],
+        rounds=archive["rounds"],
+        events=archive["events"],
+        errata=archive["errata"],
+        seats=seats,
+        checks=checks,
+        notes=notes,
+        figuresSame=same,
+        figuresCompared=len(figures),
+        checksAgree=agree,
+        checksMade=len(checks),
+        trusted=trusted,
+        exit=int(same < len(figures) or agree < len(checks))
+    )
 
 def one_line(message, limit=MAX_SHOWN):
     """Text as it may reach a terminal: one line, controls and bidi escaped (\\x1b, \\u202e), cut if long."""
@@ -900,10 +1168,16 @@ def cell(row):
 def print_table(w, seats):
     """After a blank line: a row per seat, a column per figure, in as many tables as fit WIDTH."""
     cells = [{r["key"]["figure"]: cell(r) for r in s["figures"]} for s in seats]
-    cols = [[COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in dict.fromkeys(chain(*cells))]
-    cols += [[key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))]
-    first, *cols = [[c.ljust(max(map(len, col))) for c in col]
-                    for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols]
+    cols = [
+        [COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in dict.fromkeys(chain(*cells))
+    ]
+    cols += [
+        [key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))
+    ]
+    first, *cols = [
+        [c.ljust(max(map(len, col))) for c in col]
+        for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols
+    ]
     tables = [[first]]
     for col in cols:
         if len(tables[-1]) > 1 and len("  ".join(c[0] for c in tables[-1] + [col])) > WIDTH:
@@ -916,31 +1190,47 @@ def print_table(w, seats):
         w("a/b: published a, recomputed b where they differ; (a/b): shown, not compared\n")
 
 def texts(record):
-    """Each value of a row, check or erratum as printed (`text`), for a line's %(key)s: a record of a
-    few values (a seat's would print each of its rows)."""
+    """Each value of a row, check or erratum as printed (`text`), for a line's %(key)s: a record
+    of a few values (a seat's would print each of its rows)."""
     return {key: text(value) for key, value in record.items()}
 
 def print_rows(w, seats):
     """--all: every figure of every seat on its own row."""
     for seat in seats:
         w("\n")
-        put(w, "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
-            + "  (counters not recorded)" * seat["notRecorded"])
-        w("  figure              published                recomputed\n")  # the columns of the rows below
+        put(
+            w,
+            "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
+            + "  (counters not recorded)" * seat["notRecorded"]
+        )
+        w(
+            "  figure              published                recomputed\n"
+        )  # the columns of the rows below
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
             verdict += "" if row["difference"] is None else " %+d" % row["difference"]
-            w("  %-19s %-24s %-24s %s\n" % (row["key"]["figure"], cut(text(row["published"]), 24),
-                                             cut(text(row["recomputed"]), 24), verdict))
+            w(
+                "  %-19s %-24s %-24s %s\n"
+                % (
+                    row["key"]["figure"],
+                    cut(text(row["published"]), 24),
+                    cut(text(row["recomputed"]), 24),
+                    verdict
+                )
+            )
 
 def print_audit(result, out, rows=False, batch=False):
-    """The audit as text: the match, its figures (a table, or a row each), then what to read below them."""
+    """The audit as text: the match, its figures (a table, or a row each), then what to read below
+    them."""
     w = out.write
     seats = result["seats"]
     if result.get("copy"):
         put(w, result["copy"])
-    put(w, "%(matchId)s  rubric %(rubric)s  engine %(engine)s  %(rounds)d rounds  %(n)d seats  %(events)d events"
-        % dict(result, engine=text(result["engine"]), n=len(seats)))
+    put(
+        w,
+        "%(matchId)s  rubric %(rubric)s  engine %(engine)s  %(rounds)d rounds  %(n)d seats  "
+        "%(events)d events" % dict(result, engine=text(result["engine"]), n=len(seats))
+    )
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
     if result["rubricReason"]:
@@ -949,33 +1239,58 @@ def print_audit(result, out, rows=False, batch=False):
     (print_rows if rows else print_table)(w, seats)
     w("\n")
     lines = [line for seat in seats for line in seat_notes(seat, rows)]
-    lines += ["check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s" % texts(c)
-              for c in result["checks"] if not c["agrees"]]
-    lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (not result["errata"])
+    lines += [
+        "check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s" % texts(c)
+        for c in result["checks"]
+        if not c["agrees"]
+    ]
+    lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (
+        not result["errata"]
+    )
     for e in result["errata"]:
-        seqs = ", ".join(map(str, e["events"][:8])) + " ... (%d events)" % len(e["events"]) * (len(e["events"]) > 8)
-        lines += ["erratum %(id)s: %(title)s" % texts(e), "  events %s; seats %s; affects %s; "
-                  "scores depend on them: %s" % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"])))]
-    lines.append("%(matchId)s: figures same %(figuresSame)d of %(figuresCompared)d; "
-                 "checks agree %(checksAgree)d of %(checksMade)d" % result)
+        seqs = ", ".join(map(str, e["events"][:8])) + " ... (%d events)" % len(e["events"]) * (
+            len(e["events"]) > 8
+        )
+        lines += [
+            "erratum %(id)s: %(title)s" % texts(e),
+            "  events %s; seats %s; affects %s; "
+            "scores depend on them: %s"
+            % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"])))
+        ]
+    lines.append(
+        "%(matchId)s: figures same %(figuresSame)d of %(figuresCompared)d; "
+        "checks agree %(checksAgree)d of %(checksMade)d" % result
+    )
     for line in lines + ["taken on trust: %s" % item for item in result["trusted"]]:
         put(w, line)
 
 def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
     lines = []
-    for row in (row for row in seat["figures"] if row["same"] is not True or "withoutErrata" in row):
+    for row in (
+        row for row in seat["figures"] if row["same"] is not True or "withoutErrata" in row
+    ):
         t = texts(row)
         d = row["difference"]
         if row["same"] is False:
-            lines.append("DIFFERS %(label)s: published %(published)s, recomputed %(recomputed)s" % t
-                         + ("" if d is None else ", %+d in the last place" % d))
+            lines.append(
+                "DIFFERS %(label)s: published %(published)s, recomputed %(recomputed)s" % t
+                + ("" if d is None else ", %+d in the last place" % d)
+            )
         if "withoutErrata" in row:
             t["errata"] = ", ".join(map(text, row["errata"]))
-            reading = ("explained by " + t["errata"] if row.get("explained") else
-                       "the archive's is the log as logged" if row["same"] else "the archive's is neither")
-            lines.append("%(label)s: as logged %(asLogged)s; without %(errata)s's events %(withoutErrata)s: "
-                         % t + reading)
+            reading = (
+                "explained by " + t["errata"]
+                if row.get("explained")
+                else "the archive's is the log as logged"
+                if row["same"]
+                else "the archive's is neither"
+            )
+            lines.append(
+                "%(label)s: as logged %(asLogged)s; without %(errata)s's events %(withoutErrata)s: "
+                % t
+                + reading
+            )
         if row.get("uncounted"):
             lines.append("%(label)s not compared: %(uncounted)s" % t)
     notes = ["counters not recorded"] * bool(seat["notRecorded"] and not rows) + seat["notes"]
@@ -987,11 +1302,20 @@ def summary(results, failures):
     rows = [row for s in seats for row in s["figures"]]
     same = Counter(r["key"]["figure"] for r in rows if r["same"])
     return dict(
-        matches=len(results) + len(failures), read=len(results), unreadable=[f["source"] for f in failures],
-        seats=len(seats), fitnessIndexReproduced=same["fitnessIndex"], finalWealthReproduced=same["wealth"],
-        wealthReplayReproduced=same["wealth replay"], wealthReplayNotCompared=sum(r["same"] is None for r in rows),
-        **{k: sum(r[k] for r in results) for k in "figuresSame figuresCompared checksAgree checksMade".split()},
-        differ=[r["source"] for r in results if r["exit"]])
+        matches=len(results) + len(failures),
+        read=len(results),
+        unreadable=[f["source"] for f in failures],
+        seats=len(seats),
+        fitnessIndexReproduced=same["fitnessIndex"],
+        finalWealthReproduced=same["wealth"],
+        wealthReplayReproduced=same["wealth replay"],
+        wealthReplayNotCompared=sum(r["same"] is None for r in rows),
+        **{
+            k: sum(r[k] for r in results)
+            for k in "figuresSame figuresCompared checksAgree checksMade".split()
+        },
+        differ=[r["source"] for r in results if r["exit"]]
+    )
 
 def verdict_line(named):
     """The last line: each (word, names) that has names, the first 12 named; or that everything agrees."""
@@ -1002,22 +1326,46 @@ def verdict_line(named):
 def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
     named = [(text(r["source"]) + " " if batch else "", r) for r in results]
-    return verdict_line([
-        ("DIFFERS", [prefix + text(row["label"]) for prefix, r in named for s in r["seats"]
-                     for row in s["figures"] if row["same"] is False]),
-        ("FAILS", [prefix + text(c["check"]) for prefix, r in named for c in r["checks"] if not c["agrees"]]
-         + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]),
-        ("CHANGED", ["%d since the saved copy" % len(changes)] if changes else []),
-        ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])])
+    return verdict_line(
+        [
+            (
+                "DIFFERS",
+                [
+                    prefix + text(row["label"])
+                    for prefix, r in named
+                    for s in r["seats"]
+                    for row in s["figures"]
+                    if row["same"] is False
+                ]
+            ),
+            (
+                "FAILS",
+                [
+                    prefix + text(c["check"])
+                    for prefix, r in named
+                    for c in r["checks"]
+                    if not c["agrees"]
+                ]
+                + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]
+            ),
+            ("CHANGED", ["%d since the saved copy" % len(changes)] if changes else []),
+            ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])
+        ]
+    )
 
 def print_summary(s, failures, out):
-    out.write(("\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
-               "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
-               "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
-               "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
-               "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
-               "figures same %(figuresSame)d of %(figuresCompared)d; "
-               "checks agree %(checksAgree)d of %(checksMade)d\n") % dict(s, notRead=len(s["unreadable"])))
+    out.write(
+        (
+            "\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
+            "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
+            "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
+            "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
+            "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
+            "figures same %(figuresSame)d of %(figuresCompared)d; "
+            "checks agree %(checksAgree)d of %(checksMade)d\n"
+        )
+        % dict(s, notRead=len(s["unreadable"]))
+    )
     for f in failures:
         put(out.write, "could not be read: %s" % text(f["error"]))
 
