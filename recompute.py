@@ -161,10 +161,8 @@ def replay_wealth(seat, structures, values):
         if structure["owner"] == seat["id"]:
             max_hp, value = STRUCTURES[structure["kind"]]
             total += value * structure["hp"] / max_hp
-            for (
-                item,
-                item_value
-            ) in values.items():  # a storehouse's contents (no other kind holds any)
+            # a storehouse's contents (no other kind holds any)
+            for item, item_value in values.items():
                 total += structure["contents"].get(item, 0) * item_value
     return hu(total, 2)
 
@@ -249,9 +247,8 @@ def ledger_from_events(trades, values):
             counts = pair[side]  # A's, the lower id's
             for item, qty in items.items():  # integers: any order
                 counts[item] = counts.get(item, 0) + qty
-        for key in (
-            ((giver, taker), (taker, giver)) if give and receive else ()
-        ):  # paid: 5 each, 20 in all
+        # paid: 5 each, 20 in all
+        for key in ((giver, taker), (taker, giver)) if give and receive else ():
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
                 paid_in_all[key[0]] += 1
@@ -271,11 +268,8 @@ def commons_shares(draws, collapses, seats):
     resource, agent]: the ticks and units of its gathers, collapses (region, resource, tick), in log
     order."""
     sums = {seat["id"]: 0.0 for seat in seats}
-    for (
-        region,
-        resource,
-        c
-    ) in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
+    # the units each seat drew in the window: g <= c, c - g < 50
+    for region, resource, c in collapses:
         drew = {}
         for agent in sums:
             ticks, units = draws.get((region, resource, agent), ((), ()))
@@ -876,9 +870,8 @@ def event_fault(events, seq, tick, log, groups):
             seq,
             shown(first.get("seq"))
         )
-    if not fits(ticks, "count") or [tick, *ticks, end] != sorted(
-        [tick, *ticks, end]
-    ):  # in order, in range
+    # in order and in range
+    if not fits(ticks, "count") or [tick, *ticks, end] != sorted([tick, *ticks, end]):
         return "tick", (
             "expected an integer from %d to %d (ticks never decrease), got %s"
             % (tick, end, shown(first.get("tick")))
@@ -1069,9 +1062,8 @@ def compare_seat(seat, card, result, archive):
         )
         if not row["same"] and corrected == seat["wealth"]:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
-    elif (
-        not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]
-    ):  # structures add
+    elif not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]:
+        # structures only add value: an inventory worth less is not compared
         row.update(
             same=None,
             difference=None,
