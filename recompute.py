@@ -238,7 +238,7 @@ def ledger_from_events(trades, values):
     points = Counter()
     paid_in_all = Counter()
     for giver, taker, give, receive in trades:
-        a, b = sorted((giver, taker))
+        a, b = (giver, taker) if giver < taker else (taker, giver)
         pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
         pair["trades"] += 1
         for side, items in zip(
@@ -865,13 +865,13 @@ def event_fault(events, seq, tick, log, groups):
     if not fits(events, "object"):
         return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
-    if not fits(seqs, "count") or seqs != list(range(seq, seq + len(events))):
+    if not integers(seqs) or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (
             seq,
             shown(first.get("seq"))
         )
     # in order and in range
-    if not fits(ticks, "count") or [tick, *ticks, end] != sorted([tick, *ticks, end]):
+    if not integers(ticks) or [tick, *ticks, end] != sorted([tick, *ticks, end]):
         return "tick", (
             "expected an integer from %d to %d (ticks never decrease), got %s"
             % (tick, end, shown(first.get("tick")))
@@ -899,6 +899,11 @@ def event_fault(events, seq, tick, log, groups):
         if cols["agentId"] != cols[side]:
             return "agentId", "expected the trade's %s on %s" % (side, kind)
     return None
+
+def integers(values):
+    """Whether a column is there and holds integers only (fits(values, "count") less its range, which
+    the seq and tick checks bound themselves, faster)."""
+    return values is not None and set(map(type, values)) <= {int}
 
 def column(events, key):
     """The key's values over the events, None where one lacks it."""
