@@ -39,30 +39,45 @@ import urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from itertools import accumulate, chain
-from operator import eq, itemgetter, le
+from operator import eq, itemgetter
 
 # --- constants
 SCRIPT, VERSION, KIND = "recompute.py", "3.1", "match"  # in User-Agent, saved.json, errors
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
-RUBRICS = ("1.0", "2.0", "2.1", "2.2", "2.3", "2.4")
+RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # in order: a later version is the greater text
 EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
 MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
 # rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
-ITEM_VALUES = (("wood", 2), ("stone", 3), ("ore", 5), ("fiber", 0.75), ("food", 1.25),
-               ("plank", 4.5), ("brick", 6.25), ("rope", 2.5), ("tool", 14), ("meal", 3.75))
-STRUCTURES = {"shelter": (100, 20), "storehouse": (120, 30), "workshop": (120, 45), "market": (120, 60)}
-STRUCTURE_EVENTS = ("build", "repair", "deposit", "withdraw", "raid")
-DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
+ITEM_VALUES = {
+    "wood": 2,
+    "stone": 3,
+    "ore": 5,
+    "fiber": 0.75,
+    "food": 1.25,
+    "plank": 4.5,
+    "brick": 6.25,
+    "rope": 2.5,
+    "tool": 14,
+    "meal": 3.75
+}
+STRUCTURES = {
+    "shelter": (100, 20),
+    "storehouse": (120, 30),
+    "workshop": (120, 45),
+    "market": (120, 60)
+}
+STRUCTURE_EVENTS = "build repair deposit withdraw raid".split()
+DIMENSIONS = tuple("survival economy social adaptation competitiveness".split())
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
-COUNTERS = ("gather", "craft", "build", "repair", "move", "train", "attack", "raid", "trade",
-            "dormant", "awake")
+COUNTERS = tuple("gather craft build repair move train attack raid trade dormant awake".split())
 COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
                       trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
 
 # --- §1 arithmetic
 def hu(x, places):
-    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to round."""
+    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to
+    round."""
     scale = 10.0 ** places  # exactly 1, 10, 100 or 1000
     return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
 
@@ -79,72 +94,97 @@ def running_sum(terms):
 # --- §2 wealth
 def item_values(engine):
     """The table's values; ore at 8 in the archives of engine 0.1.0."""
-    return tuple((item, 8 if item == "ore" and engine == "0.1.0" else value) for item, value in ITEM_VALUES)
+    return dict(ITEM_VALUES, ore=8) if engine == "0.1.0" else ITEM_VALUES
 
 def replay_structures(events, end, skipped, notes):
-    """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0)."""
-    standing, built = {}, []
+    """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0). A
+    structure's `crumbles` is the tick its hp reaches 0; one rebuilt under its id has crumbled."""
+    standing = {}
+    built = []
     for event in events:
-        kind, tick = event["type"], event["tick"]
-        if kind not in STRUCTURE_EVENTS or event["seq"] in skipped: continue
+        kind = event["type"]
+        tick = event["tick"]
         sid = event["structureId"]
-        structure = standing[sid] if sid in standing and standing[sid]["crumbles"] > tick else None
-        if kind == "build" and event["structure"] not in STRUCTURES:
-            notes.add("a build of %r (seq %d), not a structure of the rubric, changes nothing"
-                      % (event["structure"], event["seq"]))
-        elif kind == "build" and structure is None:
-            structure = standing[sid] = {"id": sid, "kind": event["structure"], "owner": event["agentId"],
-                                         "crumbles": tick + STRUCTURES[event["structure"]][0], "contents": {}}
-            built.append(structure)
-        elif kind == "repair" and structure is not None:
-            max_hp = STRUCTURES[structure["kind"]][0]
-            structure["crumbles"] = tick + min(structure["crumbles"] - tick + 25, max_hp)
-        elif kind != "build" and structure is not None and structure["kind"] == "storehouse":
-            for item, qty in (event["taken"] if kind == "raid" else event["items"]).items():
-                had = structure["contents"].get(item, 0)
-                structure["contents"][item] = max(had + qty if kind == "deposit" else had - qty, 0)
-    return [dict(s, hp=s["crumbles"] - end) for s in built if standing[s["id"]] is s and s["crumbles"] > end]
+        if event["seq"] in skipped:
+            continue
+        structure = standing.get(sid)
+        if structure and structure["crumbles"] <= tick:
+            structure = None  # gone, with its contents
+        if kind == "build":
+            if event["structure"] not in STRUCTURES:
+                notes.add(
+                    "a build of %r (seq %d), not a structure of the rubric, changes nothing"
+                    % (event["structure"], event["seq"])
+                )
+            elif not structure:
+                structure = standing[sid] = {
+                    "id": sid,
+                    "kind": event["structure"],
+                    "contents": {},
+                    "owner": event["agentId"],
+                    "crumbles": tick + STRUCTURES[event["structure"]][0]
+                }
+                built.append(structure)
+        elif structure and kind == "repair":  # 25 hp, up to its max
+            structure["crumbles"] = tick + min(
+                structure["crumbles"] - tick + 25, STRUCTURES[structure["kind"]][0]
+            )
+        elif structure and structure["kind"] == "storehouse":  # deposit, withdraw, raid
+            contents = structure["contents"]
+            for item, qty in event["taken" if kind == "raid" else "items"].items():
+                contents[item] = max(
+                    contents.get(item, 0) + (qty if kind == "deposit" else -qty), 0
+                )
+    return [dict(s, hp=s["crumbles"] - end) for s in built if s["crumbles"] > end]
 
 def replay_wealth(seat, structures, values):
     """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
-    total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values)
-    for structure in (s for s in structures if s["owner"] == seat["id"]):
-        max_hp, value = STRUCTURES[structure["kind"]]
-        total += value * structure["hp"] / max_hp
-        for item, item_value in values:  # a storehouse's contents (no other kind holds any)
-            total += structure["contents"].get(item, 0) * item_value
+    total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values.items())
+    for structure in structures:
+        if structure["owner"] == seat["id"]:
+            max_hp, value = STRUCTURES[structure["kind"]]
+            total += value * structure["hp"] / max_hp
+            # a storehouse's contents (no other kind holds any)
+            for item, item_value in values.items():
+                total += structure["contents"].get(item, 0) * item_value
     return hu(total, 2)
 
 def wealth_replays(archive, notes):
     """Each seat's replayed wealth as logged, and without the errata's events (None if none)."""
-    values, seats, known = item_values(archive["engine"]), archive["seats"], dict(ITEM_VALUES)
+    values = item_values(archive["engine"])
+    seats = archive["seats"]
     notes.update("%s holds %r, an item the rubric values at 0" % (seat["id"], item)
-                 for seat in seats for item in seat["inventory"] if item not in known)
+                 for seat in seats for item in seat["inventory"] if item not in values)
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
-    events = archive["log"]["structures"]
-    wealths = [[replay_wealth(seat, standing, values) for seat in seats]
-               for standing in (replay_structures(events, archive["end"], skip, notes)
-                                for skip in ([set(), skipped] if skipped else [set()]))]
-    return wealths[0], wealths[1] if skipped else None
+
+    def replay(skip):
+        standing = replay_structures(archive["log"]["structures"], archive["end"], skip, notes)
+        return [replay_wealth(seat, standing, values) for seat in seats]
+    return replay(set()), replay(skipped) if skipped else None
 
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
     """§3.1: each seat's counters and messages, or None where not recorded."""
-    metrics, events, by_kind = archive["metrics"] or {}, archive["events"], archive["log"]["counts"]
-    out = dict.fromkeys(seat["id"] for seat in archive["seats"])  # None where not recorded
+    by_kind = archive["log"]["counts"]
+    out = {}
     for seat, card in zip(archive["seats"], report["cards"]):
-        sid, entry = seat["id"], metrics.get(seat["id"])
-        if entry is None and not any(sid in agents for agents in by_kind.values()): continue
-        out[sid] = c = dict.fromkeys(COUNTERS, 0) if events else {key: entry[key] for key in COUNTERS}
-        for kind, key in COUNTED_EVENTS.items() if events else ():
+        sid = seat["id"]
+        entry = (archive["metrics"] or {}).get(sid)
+        out[sid] = None
+        if entry is None and not any(sid in agents for agents in by_kind.values()):
+            continue  # not recorded
+        out[sid] = c = {key: 0 if archive["events"] else entry[key] for key in COUNTERS}
+        for kind, key in COUNTED_EVENTS.items():  # no events: none counted
             c[key] += by_kind.get(kind, {}).get(sid, 0)
-        own = 0 if entry is None else entry["message"] + entry["message_private"]
-        c["messages"] = own if card["messagesSent"] is None else card["messagesSent"]
+        c["messages"] = card["messagesSent"]  # else the metrics entry's, else 0
+        if c["messages"] is None:
+            c["messages"] = 0 if entry is None else entry["message"] + entry["message_private"]
     return out
 
 def rate(count, seat, match_rounds, rubric):
     """§3.2: a flow per 100 rounds alive under 2.x; the count itself under 1.0."""
-    if rubric == "1.0": return count
+    if rubric == "1.0":
+        return count
     divisor = max(seat["roundsAlive"], min(match_rounds, 300))
     return 0 if divisor == 0 else count * 100 / divisor
 
@@ -152,77 +192,106 @@ def coverage_of(regions, map_regions):
     return math.floor(1000 * regions / map_regions + 0.5) / 1000
 
 def map_coverage(archive):
-    """§3.3: each seat's coverage, the regions it visited, whether the archive has a map record."""
-    exploration, log, seats = archive["exploration"], archive["log"], archive["seats"]
-    has_map = exploration is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(log["counts"])
-    if not archive["events"]:
-        block = exploration or {}
-        return {s["id"]: block[s["id"]]["coverage"] if s["id"] in block else 0 for s in seats}, None, has_map
-    visited = {seat["id"]: set() for seat in seats}
-    for agent, region in log["visited"]:
-        visited[agent].add(region)
-    return {sid: coverage_of(len(r), archive["regions"]) for sid, r in visited.items()}, visited, has_map
+    """§3.3: each seat's coverage and number of regions visited; whether the archive has a map
+    record."""
+    block = archive["exploration"]
+    log = archive["log"]
+    ids = [seat["id"] for seat in archive["seats"]]
+    has_map = block is not None or not {"agent_spawned", "agent_registered"}.isdisjoint(
+        log["counts"]
+    )
+    visited = Counter(
+        agent for agent, _ in log["visited"]
+    )  # the set holds each (seat, region) once
+    if not archive["events"]:  # the exploration block's
+        block = block or {}
+        return {sid: block[sid]["coverage"] if sid in block else 0 for sid in ids}, visited, has_map
+    return {sid: coverage_of(visited[sid], archive["regions"]) for sid in ids}, visited, has_map
 
 # --- §4 the trade ledger
 def net_share(received, given, values):
-    n = running_sum(abs(received.get(i, 0) - given.get(i, 0)) * v for i, v in values)
-    d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values)
+    n = running_sum(abs(received.get(i, 0) - given.get(i, 0)) * v for i, v in values.items())
+    d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values.items())
     return 0 if d == 0 else hu(n / d, 3)
 
 def ledger_from_events(trades, values):
-    """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid points."""
-    flows, pairs, points, paid_in_all = defaultdict(list), {}, Counter(), Counter()
+    """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid
+    points."""
+    pairs = {}
+    points = Counter()
+    paid_in_all = Counter()
     for giver, taker, give, receive in trades:
-        flows[giver, taker].append((give, receive))
-        for key in ((giver, taker), (taker, giver)) if give and receive else ():  # paid: 5 each, 20 in all
+        a, b = (giver, taker) if giver < taker else (taker, giver)
+        pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
+        pair["trades"] += 1
+        for side, items in zip(
+            ("received", "given"), (receive, give) if giver == a else (give, receive)
+        ):
+            counts = pair[side]  # A's, the lower id's
+            for item, qty in items.items():  # integers: any order
+                counts[item] = counts.get(item, 0) + qty
+        # paid: 5 each, 20 in all
+        for key in ((giver, taker), (taker, giver)) if give and receive else ():
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
                 paid_in_all[key[0]] += 1
-    for (giver, taker), flow in flows.items():
-        a, b = min(giver, taker), max(giver, taker)
-        pair = pairs.setdefault((a, b), {"trades": 0, "received": {}, "given": {}})
-        pair["trades"] += len(flow)
-        # A (the lower id) receives `receive` when it is `from`, `give` when it is `to`.
-        for side, items in zip(("given", "received") if giver == a else ("received", "given"), zip(*flow)):
-            for item, qty in chain.from_iterable(map(dict.items, items)):  # integers: any order
-                pair[side][item] = pair[side].get(item, 0) + qty
-    return [{"a": a, "b": b, "trades": f["trades"], "netShare": net_share(f["received"], f["given"], values),
-             "rep": {a: points[a, b], b: points[b, a]}} for (a, b), f in sorted(pairs.items())]
+    return [
+        {
+            "a": a,
+            "b": b,
+            "trades": f["trades"],
+            "netShare": net_share(f["received"], f["given"], values),
+            "rep": {a: points[a, b], b: points[b, a]}
+        }
+        for (a, b), f in sorted(pairs.items())
+    ]
 
 def commons_shares(draws, collapses, seats):
-    """§4: each seat's share of the pools that collapsed while several drew; draws[region, resource, agent]:
-    the ticks and units of its gathers, collapses (region, resource, tick), in log order."""
+    """§4: each seat's share of the pools that collapsed while several drew; draws[region,
+    resource, agent]: the ticks and units of its gathers, collapses (region, resource, tick), in log
+    order."""
     sums = {seat["id"]: 0.0 for seat in seats}
-    for region, resource, c in collapses:  # the units each seat drew in the window: g <= c, c - g < 50
-        spans = ((agent, *draws.get((region, resource, agent), ((), ()))) for agent in sums)
-        drew = {a: sum(u[bisect_right(t, c - 50):bisect_right(t, c)]) for a, t, u in spans}
-        drew = {agent: n for agent, n in drew.items() if n}
-        if len(drew) < 2: continue
-        total = sum(drew.values())  # integers
-        for agent, drawn in drew.items():
-            sums[agent] += drawn / total
+    # the units each seat drew in the window: g <= c, c - g < 50
+    for region, resource, c in collapses:
+        drew = {}
+        for agent in sums:
+            ticks, units = draws.get((region, resource, agent), ((), ()))
+            n = sum(units[bisect_right(ticks, c - 50) : bisect_right(ticks, c)])  # integers
+            if n:
+                drew[agent] = n
+        if len(drew) > 1:  # a pool only one seat drew from is not counted
+            total = sum(drew.values())
+            for agent, n in drew.items():
+                sums[agent] += n / total
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
 def trade_ledger(archive, values):
+    """§4: replayed from the events; without them the archive's ledger block, or None."""
     if not archive["events"]:
-        return None if archive["ledger"] is None else dict(archive["ledger"], source="ledger block")
+        return archive["ledger"]
     log = archive["log"]
-    return {"pairs": ledger_from_events(log["trade_completed"], values), "hasRep": True, "source": "events",
+    return {"pairs": ledger_from_events(log["trade_completed"], values), "hasRep": True,
             "commons": commons_shares(log["gather"], log["region_collapsed"], archive["seats"])}
 
 def partners(ledger, sid):
-    out = [(p["b"] if p["a"] == sid else p["a"], p) for p in ledger["pairs"] if sid in (p["a"], p["b"])]
-    return sorted(out, key=itemgetter(0))
+    """The seat's pairs, its partners in ascending id order."""
+    mine = [pair for pair in ledger["pairs"] if sid in (pair["a"], pair["b"])]
+    return sorted(mine, key=lambda pair: pair["a"] if pair["b"] == sid else pair["b"])
 
 def credited_trades(ledger, sid, counters):
     """hu(Σ min(trades, 5) × net share, 3) over partners; completed trades without a ledger."""
-    if ledger is None: return counters["trade"] if counters else 0
-    return hu(running_sum(min(pair["trades"], 5) * pair["netShare"] for _, pair in partners(ledger, sid)), 3)
+    if ledger is None:
+        return counters["trade"]
+    return hu(
+        running_sum(min(pair["trades"], 5) * pair["netShare"] for pair in partners(ledger, sid)), 3
+    )
 
-# --- §5 rank, §6 the five dimensions
+# --- §5 rank, §6 the five dimensions (r: the seat's rate, §3.2)
 def ranks(wealths, rubric):
-    if rubric in ("1.0", "2.0"):  # ties in roster order
-        position = {i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)}
+    if rubric < "2.1":  # ties in roster order
+        position = {
+            i: p for p, i in enumerate(sorted(range(len(wealths)), key=lambda i: -wealths[i]), 1)
+        }
         return [position[i] for i in range(len(wealths))]
     ascending = sorted(wealths)
     return [1 + len(ascending) - bisect_right(ascending, mine) for mine in wealths]
@@ -230,30 +299,28 @@ def ranks(wealths, rubric):
 def survival_score(seat, counters, match_rounds, rubric):
     c = counters or dict.fromkeys(COUNTERS, 0)
     alive = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
-    base = alive if seat["status"] == "dead" else 100 if seat["status"] == "active" else 55
-    if rubric in ("2.3", "2.4") and counters is not None:  # world actions: all counters but the last two
+    base = {"active": 100, "dormant": 55}.get(
+        seat["status"], alive
+    )  # dead: the share of rounds alive
+    if rubric >= "2.3" and counters is not None:  # world actions: all counters but the last two
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
-def economy_score(wealth, counters, seat, match_rounds, rubric):
+def economy_score(wealth, counters, r):
     activity = sum(counters[key] for key in COUNTERS[:4])  # gather, craft, build, repair
-    r_activity = rate(activity, seat, match_rounds, rubric)
-    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r_activity / 40), 1)
+    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r(activity) / 40), 1)
 
-def social_score(rep, credited, commons, counters, seat, match_rounds, rubric):
-    r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
-    credits = rubric in ("2.3", "2.4")  # credited trades, less aggression and the commons
+def social_score(rep, credited, commons, counters, seat, r, rubric):
+    credits = rubric >= "2.3"  # credited trades, less aggression and the commons
     inner = clamp(22 * r(credited if credits else counters["trade"]) + 8 * rep
                   + 1.5 * min(r(counters["messages"]), 15))
     return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)) if credits else inner, 1)
 
 def reads_coverage(rubric, has_map_record):
-    return rubric in ("2.3", "2.4") or (rubric == "2.2" and has_map_record)
+    return rubric >= "2.3" or rubric == "2.2" and has_map_record
 
-def adaptation_score(seat, counters, coverage, has_map_record, match_rounds, rubric):
-    r = lambda c: rate(c, seat, match_rounds, rubric)  # noqa: E731
-    last = (30 * min(coverage / 0.25, 1) if reads_coverage(rubric, has_map_record)
-            else 1.5 * min(r(counters["move"]), 20))
+def adaptation_score(seat, counters, coverage, reads_map, r):
+    last = 30 * min(coverage / 0.25, 1) if reads_map else 1.5 * min(r(counters["move"]), 20)
     return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
 
 def competitiveness_score(seat, rank, wealth, field_size):
@@ -264,18 +331,21 @@ def competitiveness_score(seat, rank, wealth, field_size):
 # --- §7 circular reputation (2.4), §8 the index, grade, achievements
 def circular_reputation(ledger, sid):
     """(circular, estimated): hu(Σ points × (1 − net share), 3) over partners."""
-    if ledger is None: return 0, False
-    mine, estimated = [pair for _, pair in partners(ledger, sid)], not ledger["hasRep"]
+    if ledger is None:
+        return 0, False
+    mine = partners(ledger, sid)
+    estimated = not ledger["hasRep"]
     points = [min(pair["trades"], 5) if estimated else pair["rep"][sid] for pair in mine]
-    total = sum(points) if estimated else 0  # integers
-    if total > 20:  # estimated: min(trades, 5) each, scaled to 20 in all
+    total = sum(points)  # integers
+    if estimated and total > 20:  # min(trades, 5) each, scaled to 20 in all
         points = [p * (20 / total) for p in points]
     circular = running_sum(p * (1 - pair["netShare"]) for p, pair in zip(points, mine))
     return hu(circular, 3), estimated and bool(mine)
 
 def index_stocks(seat, circular):
     """Index wealth and reputation: the archive's, less what circular trade earned."""
-    if circular <= 0: return seat["wealth"], seat["reputation"]
+    if circular <= 0:
+        return seat["wealth"], seat["reputation"]
     return hu(seat["wealth"] - 2 * circular, 3), hu(seat["reputation"] - circular, 3)
 
 def fitness_index(dims):
@@ -285,109 +355,175 @@ def fitness_index(dims):
 
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
-    grade = next((g for floor, g in ((80, "A"), (65, "B"), (50, "C"), (35, "D")) if index >= floor), "F")
-    return "C" if rubric != "1.0" and grade in ("A", "B") and len([d for d in dims if d >= 50]) < 3 else grade
+    grade = "ABCDF"[
+        sum(index < floor for floor in (80, 65, 50, 35))
+    ]  # the floors it falls short of
+    return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
-    earned = [("survivor", seat["status"] == "active" and seat["roundsAlive"] >= match_rounds),
-              ("prospered", wealth >= 250), ("earned_reputation", rep >= 10),
-              ("explorer", reads_map and coverage >= 0.25)]
-    return [name for name, won in earned if won]
+    earned = dict(
+        survivor=seat["status"] == "active" and seat["roundsAlive"] >= match_rounds,
+        prospered=wealth >= 250,
+        earned_reputation=rep >= 10,
+        explorer=reads_map and coverage >= 0.25
+    )
+    return [name for name, won in earned.items() if won]
 
 # --- the whole scorecard
 def recompute(archive, report):
     """Every seat's recomputed figures under the report's rubric; the checks, notes and ledger."""
     rubric, seats, rounds, notes = report["rubric"], archive["seats"], archive["rounds"], set()
     as_logged, without_errata = wealth_replays(archive, notes)
-    counters, (coverage, visited, has_map_record) = seat_counters(archive, report), map_coverage(archive)
+    counters = seat_counters(archive, report)
+    coverage, visited, has_map_record = map_coverage(archive)
     ledger = trade_ledger(archive, item_values(archive["engine"]))
     circulars = [circular_reputation(ledger, seat["id"]) for seat in seats]
-    stocks = [index_stocks(seat, circular) if rubric == "2.4" else (seat["wealth"], seat["reputation"])
-              for seat, (circular, _) in zip(seats, circulars)]
-    seat_ranks, results = ranks([wealth for wealth, _ in stocks], rubric), []
+    stocks = [
+        index_stocks(seat, circular if rubric == "2.4" else 0)
+        for seat, (circular, _) in zip(seats, circulars)
+    ]
+    seat_ranks = ranks([wealth for wealth, _ in stocks], rubric)
+    results = []
     reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
+
+        def r(count):
+            return rate(count, seat, rounds, rubric)
+
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
-        commons, cover = (ledger["commons"].get(sid, 0) if ledger else 0), coverage[sid]
-        credited = credited_trades(ledger, sid, counters[sid])
-        dims = (survival_score(seat, counters[sid], rounds, rubric),
-                economy_score(wealth, c, seat, rounds, rubric),
-                social_score(rep, credited, commons, c, seat, rounds, rubric),
-                adaptation_score(seat, c, cover, has_map_record, rounds, rubric),
-                competitiveness_score(seat, seat_ranks[i], wealth, len(seats)))
+        commons = ledger["commons"].get(sid, 0) if ledger else 0
+        cover = coverage[sid]
+        dims = (
+            survival_score(seat, counters[sid], rounds, rubric),
+            economy_score(wealth, c, r),
+            social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
+            adaptation_score(seat, c, cover, reads_map, r),
+            competitiveness_score(seat, seat_ranks[i], wealth, len(seats))
+        )
         index = fitness_index(dims)
-        figures = dict(zip(DIMENSIONS, dims), fitnessIndex=index, grade=grade_of(index, dims, rubric),
-                       wealth=seat["wealth"], status=seat["status"], rank=seat_ranks[i], mapCoverage=cover,
-                       achievements=achievements(seat, wealth, rep, cover, reads_map, rounds))
+        figures = dict(
+            zip(DIMENSIONS, dims),
+            fitnessIndex=index,
+            grade=grade_of(index, dims, rubric),
+            wealth=seat["wealth"],
+            status=seat["status"],
+            rank=seat_ranks[i],
+            mapCoverage=cover,
+            achievements=achievements(seat, wealth, rep, cover, reads_map, rounds)
+        )
         if rubric == "2.4":
-            figures.update(indexWealth=wealth, indexReputation=rep, circularReputation=circular,
-                           circularEstimated=estimated)
-        results.append({"figures": figures, "notRecorded": counters[sid] is None, "replay": as_logged[i],
-                        "replayWithoutErrata": without_errata[i] if without_errata else None})
-    return results, block_checks(archive, counters, visited, ledger), sorted(notes), ledger
+            figures.update(
+                indexWealth=wealth,
+                indexReputation=rep,
+                circularReputation=circular,
+                circularEstimated=estimated
+            )
+        results.append(
+            {
+                "figures": figures,
+                "notRecorded": counters[sid] is None,
+                "replay": as_logged[i],
+                "replayWithoutErrata": without_errata and without_errata[i]
+            }
+        )
+    checks = block_checks(archive, counters, visited, coverage, ledger)
+    return results, checks, sorted(notes), ledger
 
 # --- §12 checks of the blocks
 def check(name, stamped, replayed):
     agrees = stamped == replayed
-    return {"check": name, "agrees": agrees, "detail": None if agrees else "archive says %s, events give %s"
-            % (shown(stamped), shown(replayed)), "published": stamped, "recomputed": replayed}
+    return {
+        "check": name,
+        "agrees": agrees,
+        "detail": None
+        if agrees
+        else "archive says %s, events give %s" % (shown(stamped), shown(replayed)),
+        "published": stamped,
+        "recomputed": replayed
+    }
 
-def block_checks(archive, counters, visited, ledger):
-    if not archive["events"]: return []
-    checks = [check("metrics %s.%s" % (sid, key), entry[key], (counters[sid] or {}).get(key, 0))
-              for sid, entry in (archive["metrics"] or {}).items() for key in COUNTERS]
+def block_checks(archive, counters, visited, coverage, ledger):
+    """The archive's blocks against its events: each metrics entry, the ledger, the exploration."""
+    if not archive["events"]:
+        return []
+    checks = [
+        check("metrics %s.%s" % (sid, key), entry[key], counters[sid][key])
+        for sid, entry in (archive["metrics"] or {}).items()
+        for key in COUNTERS
+    ]
     if archive["ledger"] is not None:
-        checks += ledger_checks(archive["ledger"], ledger, archive["seats"])
+        checks += ledger_checks(archive["ledger"], ledger)
     exploration = archive["exploration"]
-    checks += [check("exploration %s" % seat["id"], "absent", "present")  # the block lists every seat
-               for seat in archive["seats"] if exploration is not None and seat["id"] not in exploration]
-    for sid, entry in (exploration or {}).items():
-        checks += [check("exploration %s.visited" % sid, entry["visited"], len(visited[sid])),
-                   check("exploration %s.coverage" % sid, entry["coverage"],
-                         coverage_of(len(visited[sid]), archive["regions"]))]
+    if exploration is not None:  # the block lists every seat
+        checks += [
+            check("exploration %s" % sid, "absent", "present")
+            for sid in coverage
+            if sid not in exploration
+        ]
+        for sid, entry in exploration.items():
+            checks += [
+                check("exploration %s.visited" % sid, entry["visited"], visited[sid]),
+                check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid])
+            ]
     return checks
 
-def ledger_checks(block, ledger, seats):
-    replayed, stamped = ({(p["a"], p["b"]): p for p in pairs} for pairs in (ledger["pairs"], block["pairs"]))
+def ledger_checks(block, ledger):
+    replayed, stamped = (
+        {(p["a"], p["b"]): p for p in pairs} for pairs in (ledger["pairs"], block["pairs"])
+    )
     out = []
     for key in sorted(set(replayed) | set(stamped)):
-        name, mine, theirs = "ledger %s~%s" % key, replayed.get(key), stamped.get(key)
-        if mine is None or theirs is None:
-            out.append(check(name, "present" if theirs else "absent", "present" if mine else "absent"))
+        name = "ledger %s~%s" % key
+        mine = replayed.get(key)
+        theirs = stamped.get(key)
+        if not (mine and theirs):
+            out.append(check(name, *("present" if pair else "absent" for pair in (theirs, mine))))
             continue
         out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
         if theirs["rep"] is not None:
-            out += [check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side]) for side in key]
-    return out + [check("ledger commons.%s" % seat["id"], block["commons"].get(seat["id"], 0),
-                        ledger["commons"][seat["id"]]) for seat in seats]
+            out += [
+                check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side])
+                for side in key
+            ]
+    return out + [
+        check("ledger commons.%s" % sid, block["commons"].get(sid, 0), share)
+        for sid, share in ledger["commons"].items()
+    ]
 
 # --- reading records
 def shown(value):
     text = json.dumps(value) if not isinstance(value, float) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
-# rubric.md §11: each form of a field: its words in an error, its values' types, an integer's least value.
+# rubric.md §11: each form of a field: its words in an error, its values' types.
 FORMS = {
-    "count": ("an integer from 0 to 2**53", {int}, 0), "rank": ("an integer >= 1", {int}, 1),
-    "positive": ("an integer from 1 to 2**53", {int}, 1), "number": ("a finite number", {int, float}, None),
-    "text": ("a string", {str}, None), "flag": ("true or false", {bool}, None),
-    "object": ("an object", {dict}, None), "list": ("a list", {list}, None),
-    "status": ("one of active, dormant, dead", {str}, None), "seat": ("a seat of the roster", {str}, None),
-    "items": ("item names mapped to integers from 1 to 2**53", {dict}, None),
+    "count": ("an integer from 0 to 2**53", {int}), "rank": ("an integer >= 1", {int}),
+    "positive": ("an integer from 1 to 2**53", {int}), "number": ("a finite number", {int, float}),
+    "text": ("a string", {str}), "flag": ("true or false", {bool}), "object": ("an object", {dict}),
+    "list": ("a list", {list}), "status": ("one of active, dormant, dead", {str}),
+    "seat": ("a seat of the roster", {str}),
+    "items": ("item names mapped to integers from 1 to 2**53", {dict}),
 }
+LEAST = {"count": 0, "rank": 1, "positive": 1}  # an integer form's least value (its most: 2**53)
 REQUIRED = object()
 
 def fits(values, form, roster=None):
     """Whether every one of the values (None: one is missing) has the form, a column at a time."""
-    if values is None or not set(map(type, values)) <= FORMS[form][1]: return False
-    if form == "seat": return roster.issuperset(values)
-    if form == "status": return set(values) <= {"active", "dormant", "dead"}
+    if values is None or not set(map(type, values)) <= FORMS[form][1]:
+        return False
+    if form in ("seat", "status"):
+        return set(values) <= (roster if form == "seat" else {"active", "dormant", "dead"})
     if form == "number":
         return all(abs(v) <= EXACT_INTEGERS if type(v) is int else math.isfinite(v) for v in values)
-    if form == "items": return fits(list(chain.from_iterable(map(dict.values, values))), "positive")
-    low = FORMS[form][2]
-    return low is None or not values or low <= min(values) and max(values) <= EXACT_INTEGERS
+    if form == "items":
+        return fits(list(chain.from_iterable(map(dict.values, values))), "positive")
+    return (
+        form not in LEAST
+        or not values
+        or LEAST[form] <= min(values)
+        and max(values) <= EXACT_INTEGERS
+    )
 
 def checked(value, form, at):
     """The value, where it has the form; `at` names the file and field for the error."""
@@ -396,36 +532,54 @@ def checked(value, form, at):
     return value
 
 def field(obj, key, at):
-    if not isinstance(obj, dict): raise Unreadable("%s: expected an object" % at)
-    if key not in obj: raise Unreadable("%s.%s: missing" % (at, key))
+    if not isinstance(obj, dict):
+        raise Unreadable("%s: expected an object" % at)
+    if key not in obj:
+        raise Unreadable("%s.%s: missing" % (at, key))
     return obj[key]
 
 def get(obj, key, form, at, default=REQUIRED):
-    """obj[key] of its form (a dotted key reaches in), or default where absent (or null, for None)."""
+    """obj[key] of its form (a dotted key reaches in), or default where absent (or null, for
+    None)."""
     if "." in key:
         outer, key = key.rsplit(".", 1)
-        obj, at = get(obj, outer, "object", at), "%s.%s" % (at, outer)
-    if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default: return default
+        obj = get(obj, outer, "object", at)
+        at = "%s.%s" % (at, outer)
+    if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default:
+        return default
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
 
-# records.md §1.1: the fields read of each part of a record, in the order checked, as key:form, then
-# *form: each element's form; ?: may be absent or null (None); =JSON: the default where absent.
-FIELDS = {part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()]
-          for part, spec in {
-    "archive": "config.engine_version:text config.map.width:count config.map.height:count "
-               "startedAtTick:count endedAtTick:count config.rounds:count? agents:list",
-    "agent": "trained:object status:status agentId:text roundsAlive:count wealth:number reputation:number "
-             "aggression:count trained.strength:count trained.vitality:count trained.endurance:count "
-             "inventory:object*count",
-    "meter": "turns:count roundsSatOut:count errorTurns:count spend:number",
-    "metrics": " ".join(k + ":count=0" for k in COUNTERS + ("message", "message_private", "rest", "look")),
-    "pair": "a:text b:text rep:object? trades:count netShare:number",
-    "exploration": "visited:count coverage:number",
-    "erratum": "events:list*count id:text agents:list=[] affects:list=[] scoresDepend:flag",
-    "card": "dimensions:object raw:object={} achievements:list*text rank:rank wealth:number status:text "
-            "fitnessIndex:number grade:text " + " ".join("dimensions.%s:number" % d for d in DIMENSIONS),
-    "raw": "mapCoverage:number indexWealth:number indexReputation:number circularReputation:number "
-           "circularEstimated:flag"}.items()}
+def field_table(table):
+    """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each
+    field key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the
+    default."""
+    return {
+        part: [
+            re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()
+        ]
+        for parts, spec in (entry.split(": ") for entry in table.split(";"))
+        for part in parts.split()
+    }
+
+# records.md §1.1: the fields read of each part of a record.
+FIELDS = field_table("""
+    archive: config.engine_version:text config.map.width:count config.map.height:count
+        startedAtTick:count endedAtTick:count config.rounds:count? agents:list;
+    agent: trained:object status:status agentId:text roundsAlive:count wealth:number
+        reputation:number aggression:count trained.strength:count trained.vitality:count
+        trained.endurance:count inventory:object*count;
+    meter: turns:count roundsSatOut:count errorTurns:count spend:number;
+    metrics: gather:count=0 craft:count=0 build:count=0 repair:count=0 move:count=0 train:count=0
+        attack:count=0 raid:count=0 trade:count=0 dormant:count=0 awake:count=0 message:count=0
+        message_private:count=0 rest:count=0 look:count=0;
+    pair: a:text b:text rep:object? trades:count netShare:number;
+    exploration: visited:count coverage:number;
+    erratum: events:list*count id:text agents:list=[] affects:list=[] scoresDepend:flag;
+    card: dimensions:object raw:object={} achievements:list*text rank:rank wealth:number status:text
+        fitnessIndex:number grade:text dimensions.survival:number dimensions.economy:number
+        dimensions.social:number dimensions.adaptation:number dimensions.competitiveness:number;
+    raw: mapCoverage:number indexWealth:number indexReputation:number circularReputation:number
+        circularEstimated:flag""")
 
 def fields(obj, part, at):
     """The part's fields of obj, each of its form; the error names the file and field."""
@@ -438,181 +592,273 @@ def fields(obj, part, at):
     return out
 
 def roster_seat(agent, roster, at):
-    if agent not in roster: raise Unreadable("%s: %s names no seat of the roster" % (at, shown(agent)))
+    if agent not in roster:
+        raise Unreadable("%s: %s names no seat of the roster" % (at, shown(agent)))
     return agent
 
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
     for agent, value in checked(block, "object", at).items():
-        yield roster_seat(agent, roster, "%s.%s" % (at, agent)), value, "%s.%s" % (at, agent)
+        where = "%s.%s" % (at, agent)
+        yield roster_seat(agent, roster, where), value, where
 
 def read_pages(source):
     """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
-    raw, name = source.page(1)
-    first = check_page(parse_json(raw, name), 1, None, name)
-    yield 1, first, name
-    count = first["pageCount"]
-    tell = False
-    try:
-        for number in range(2, count + 1):
-            if tell:  # progress on a terminal only: `\r` rewrites the line, cleared at the end
-                sys.stderr.write("\r%s: page %d/%d " % (source.match_id, number, count))
-                sys.stderr.flush()
-            raw, name = source.page(number)
-            yield number, check_page(parse_json(raw, name), number, first, name), name
-    finally:
-        if tell: sys.stderr.write("\r\x1b[K")
+    first, number = None, 0
+    while number < (first["pageCount"] if first else 1):
+        number += 1
+        raw, name = source.page(number)
+        page = check_page(parse_json(raw, name), number, first, name)
+        first = first or page
+        yield number, page, name
 
 def check_page(page, number, first, name):
+    """records.md §1.1 on one page (first: page 1, None for page 1 itself)."""
     if field(checked(page, "object", name), "page", name) != number:
         raise Unreadable("%s: page is %s, expected %d" % (name, shown(page["page"]), number))
     count = field(page, "pageCount", name)
-    if type(count) is not int or not 1 <= count <= MAX_PAGES:
-        raise Unreadable("%s: pageCount must be an integer from 1 to %d, got %s"
-                          % (name, MAX_PAGES, shown(count)))
-    for key in ("errata", "events"): checked(field(page, key, name), "list", "%s: %s" % (name, key))
+    if not fits([count], "positive") or count > MAX_PAGES:
+        raise Unreadable(
+            "%s: pageCount must be an integer from 1 to %d, got %s"
+            % (name, MAX_PAGES, shown(count))
+        )
+    for key in ("errata", "events"):
+        checked(field(page, key, name), "list", "%s: %s" % (name, key))
     if (page.get("archive") is None) == (first is None):
-        raise Unreadable(name + (": archive is on page 1 only" if first else ": page 1 carries no archive"))
+        raise Unreadable(
+            name + (": archive is on page 1 only" if first else ": page 1 carries no archive")
+        )
     first = first or page
     if count != first["pageCount"]:
-        raise Unreadable("%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"]))
-    if page["errata"] != first["errata"]: raise Unreadable("%s: errata differ from page 1's" % name)
+        raise Unreadable(
+            "%s: pageCount %d disagrees with page 1's %d" % (name, count, first["pageCount"])
+        )
+    if page["errata"] != first["errata"]:
+        raise Unreadable("%s: errata differ from page 1's" % name)
     if not page["events"] and number < count:
-        raise Unreadable("%s: page %d of %d holds no events: only the last may hold none (records.md §1.1)"
-                          % (name, number, count))
+        raise Unreadable(
+            "%s: page %d of %d holds no events: only the last may hold none (records.md §1.1)"
+            % (name, number, count)
+        )
     return page
 
 def read_archive(page, name, source):
-    """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of the match
-    asked for, and an empty log of its events."""
-    archive, at = page["archive"], name + ": archive"
+    """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of
+    the match asked for, and an empty log of its events."""
+    archive = page["archive"]
+    at = name + ": archive"
     got = fields(archive, "archive", at)
-    start, end = got["startedAtTick"], got["endedAtTick"]
+    start = got["startedAtTick"]
+    end = got["endedAtTick"]
     regions = got["config.map.width"] * got["config.map.height"]
-    if regions == 0: raise Unreadable("%s.config.map: the map has no regions" % at)
-    if end < start: raise Unreadable("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
-    if not got["agents"]: raise Unreadable("%s.agents: the roster is empty" % at)
+    if regions == 0:
+        raise Unreadable("%s.config.map: the map has no regions" % at)
+    if end < start:
+        raise Unreadable("%s.endedAtTick: %d is before startedAtTick %d" % (at, end, start))
+    if not got["agents"]:
+        raise Unreadable("%s.agents: the roster is empty" % at)
     seats = [read_agent(agent, "%s.agents[%d]" % (at, i)) for i, agent in enumerate(got["agents"])]
     roster = {seat["id"] for seat in seats}
-    if len(roster) != len(seats): raise Unreadable("%s.agents: an agentId appears twice" % at)
-    blocks = {"metrics": read_metrics, "ledger": read_ledger_block, "exploration": read_exploration}
-    blocks = {key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
-              for key, read in blocks.items()}
+    if len(roster) != len(seats):
+        raise Unreadable("%s.agents: an agentId appears twice" % at)
+    blocks = {
+        key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
+        for key, read in (
+            ("metrics", read_metrics),
+            ("ledger", read_ledger_block),
+            ("exploration", read_exploration)
+        )
+    }
     match_id = archive.get("matchId", page.get("matchId"))
-    if not isinstance(match_id, str) or not MATCH_ID.match(match_id):
+    if not MATCH_ID.match(str(match_id)):  # a string of the form, no other value
         raise Unreadable("%s: archive.matchId %s is not a match id" % (name, shown(match_id)))
     if source.match_id not in (None, match_id):
-        raise Unreadable("%s: archive.matchId %s is not the match asked for, %s"
-                          % (name, match_id, source.match_id))
-    return dict(blocks, id=match_id, engine=got["config.engine_version"], regions=regions, start=start,
-                end=end, rounds=end - start, planned=got["config.rounds"], seats=seats, log=dict(
-        seq=1, tick=start, end=end, roster=roster, counts={}, visited=set(), region_collapsed=[],
-        gather=defaultdict(lambda: ([], [])), trade_completed=[], structures=[]))
+        raise Unreadable(
+            "%s: archive.matchId %s is not the match asked for, %s"
+            % (name, match_id, source.match_id)
+        )
+    return dict(
+        blocks,
+        id=match_id,
+        engine=got["config.engine_version"],
+        regions=regions,
+        end=end,
+        rounds=end - start,
+        planned=got["config.rounds"],
+        seats=seats,
+        log=defaultdict(
+            list,
+            seq=1,
+            tick=start,
+            end=end,
+            roster=roster,
+            counts={},
+            visited=set(),  # lists: empty until read
+            gather=defaultdict(lambda: ([], []))
+        )
+    )
 
 def read_agent(agent, at):
-    seat, meter = fields(agent, "agent", at), agent.get("meter")
-    return dict(seat, id=seat["agentId"], name=str(agent.get("name", "")), model=str(agent.get("model", "")),
-                trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
-                meter=None if meter is None else fields(meter, "meter", at + ".meter"))
+    seat = fields(agent, "agent", at)
+    meter = agent.get("meter")
+    return dict(
+        seat,
+        id=seat["agentId"],
+        name=str(agent.get("name", "")),
+        model=str(agent.get("model", "")),
+        trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
+        meter=None if meter is None else fields(meter, "meter", at + ".meter")
+    )
 
 def read_metrics(block, roster, at):
     return {agent: dict(fields(checked(entry, "object", where), "metrics", where),
-                        seen=frozenset(spec[0] for spec in FIELDS["metrics"] if spec[0] in entry))
+                        seen=frozenset(key for key, *_ in FIELDS["metrics"] if key in entry))
             for agent, entry, where in by_seat(block, roster, at)}
 
 def read_ledger_block(block, roster, at):
-    pairs = [fields(pair, "pair", "%s.pairs[%d]" % (at, i))
-             for i, pair in enumerate(get(block, "pairs", "list", at))]
+    pairs = [
+        fields(pair, "pair", "%s.pairs[%d]" % (at, i))
+        for i, pair in enumerate(get(block, "pairs", "list", at))
+    ]
     for i, pair in enumerate(pairs):
         where = "%s.pairs[%d]" % (at, i)
         a, b = (roster_seat(pair[side], roster, "%s.%s" % (where, side)) for side in "ab")
-        if not a < b: raise Unreadable("%s: a and b must be two seats in ascending id order" % where)
+        if not a < b:
+            raise Unreadable("%s: a and b must be two seats in ascending id order" % where)
         if pair["rep"] is not None:
             pair["rep"] = {side: get(pair["rep"], side, "count", where + ".rep") for side in (a, b)}
     if len({(p["a"], p["b"]) for p in pairs}) != len(pairs):
         raise Unreadable("%s.pairs: a pair appears twice" % at)
-    with_rep = [p["rep"] is not None for p in pairs]
-    if any(with_rep) and not all(with_rep): raise Unreadable("%s.pairs: rep is on some pairs only" % at)
-    commons = {agent: checked(share, "number", where)
-               for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")}
-    return {"pairs": pairs, "commons": commons, "hasRep": bool(pairs) and all(with_rep)}
+    without_rep = {p["rep"] is None for p in pairs}
+    if len(without_rep) > 1:
+        raise Unreadable("%s.pairs: rep is on some pairs only" % at)
+    commons = {
+        agent: checked(share, "number", where)
+        for agent, share, where in by_seat(block.get("commons", {}), roster, at + ".commons")
+    }
+    return {"pairs": pairs, "commons": commons, "hasRep": without_rep == {False}}
 
 def read_exploration(block, roster, at):
     return {agent: fields(entry, "exploration", where)
             for agent, entry, where in by_seat(field(block, "agents", at), roster, at + ".agents")}
 
 def read_errata(errata, at):
-    return [{"id": e["id"], "title": str(erratum.get("title", "")), "events": e["events"],
-             "agents": [str(a) for a in e["agents"]], "affects": [str(a) for a in e["affects"]],
-             "scoresDepend": e["scoresDepend"]}
-            for i, erratum in enumerate(errata) for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]]
+    return [
+        {
+            "id": e["id"],
+            "title": str(erratum.get("title", "")),
+            **e,
+            "agents": list(map(str, e["agents"])),
+            "affects": list(map(str, e["affects"]))
+        }
+        for i, erratum in enumerate(errata)
+        for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]
+    ]
 
 # Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick and
-# type, as key:form. A move's `from`, a craft's item and count, a build's region and a train's stat
-# are read by no rule.
-EVENT_FIELDS = {kind: tuple(tuple(f.split(":")) for f in spec.split()) for kind, spec in {
-    "agent_spawned": "agentId:seat region:text", "agent_registered": "agentId:seat region:text",
-    "move": "agentId:seat to:text", "gather": "agentId:seat region:text resource:text gathered:positive",
-    "craft": "agentId:seat", "build": "agentId:seat structure:text structureId:text",
-    "repair": "agentId:seat structureId:text", "deposit": "agentId:seat structureId:text items:items",
-    "withdraw": "agentId:seat structureId:text items:items", "train": "agentId:seat",
-    "attack": "agentId:seat target:seat", "raid": "agentId:seat target:seat structureId:text taken:items",
-    "trade_completed": "agentId:seat from:seat to:seat give:items receive:items",
-    "trade_fulfilled": "agentId:seat from:seat to:seat", "agent_dormant": "agentId:seat",
-    "agent_awake": "agentId:seat", "agent_died": "agentId:seat", "message": "agentId:seat",
-    "rest": "agentId:seat", "region_collapsed": "region:text resource:text"}.items()}
+# type. A move's `from`, a craft's item and count, a build's region and a train's stat are read by
+# no rule.
+EVENT_FIELDS = field_table("""
+    agent_spawned agent_registered: agentId:seat region:text;
+    move: agentId:seat to:text;
+    gather: agentId:seat region:text resource:text gathered:positive;
+    build: agentId:seat structure:text structureId:text;
+    repair: agentId:seat structureId:text;
+    deposit withdraw: agentId:seat structureId:text items:items;
+    attack: agentId:seat target:seat;
+    raid: agentId:seat target:seat structureId:text taken:items;
+    trade_completed: agentId:seat from:seat to:seat give:items receive:items;
+    trade_fulfilled: agentId:seat from:seat to:seat;
+    craft train agent_dormant agent_awake agent_died message rest: agentId:seat;
+    region_collapsed: region:text resource:text""")
 
 def read_events(page, name, log):
-    """§11 on a page's events, a column at a time (a fault is named event by event); keep what rules read."""
-    events, seq, tick, roster, groups = page["events"], log["seq"], log["tick"], log["roster"], {}
-    if event_fault(events, seq, tick, log["end"], roster, groups) is not None:
+    """§11 on a page's events, a column at a time (a fault is named event by event); keep what
+    rules read. The lists are filled in C: any(map(list.append, lists, values)) is
+    `for l, v in zip(lists, values): l.append(v)`."""
+    events = page["events"]
+    seq = log["seq"]
+    tick = log["tick"]
+    groups = {}
+    if event_fault(events, seq, tick, log, groups):
         for i, event in enumerate(events):
-            key, what = event_fault([event], seq, tick, log["end"], roster, {}) or (0, 0)
+            key, what = event_fault([event], seq, tick, log, {}) or (0, 0)
             at = "%s: events[%d]" % (name, i) + ("" if key in (None, "seq") else " (seq %d)" % seq)
-            if what: raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
-            seq, tick = seq + 1, event["tick"]
+            if what:
+                raise Unreadable("%s%s: %s" % (at, "." + key if key else "", what))
+            seq += 1
+            tick = event["tick"]
         raise Unreadable("%s: the event log is not well formed" % name)
-    log["seq"], log["tick"] = seq + len(events), events[-1]["tick"] if events else tick
+    log["seq"] = seq + len(events)
+    log["tick"] = events[-1]["tick"] if events else tick
     for kind, (group, cols) in groups.items():
-        if "agentId" in cols: log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
-        if kind in ("agent_spawned", "agent_registered", "move"):
-            log["visited"].update(zip(cols["agentId"], cols["to" if kind == "move" else "region"]))
+        if "agentId" in cols:
+            log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
+        if kind in ("agent_spawned", "agent_registered", "move"):  # (agentId, region or to)
+            log["visited"].update(zip(*cols.values()))
         ticks = map(itemgetter("tick"), group)
-        if kind == "region_collapsed": log[kind] += zip(cols["region"], cols["resource"], ticks)
-        if kind == "trade_completed": log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
-        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists, in C
-            draws = list(map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])))
+        if kind == "region_collapsed":  # (region, resource, tick)
+            log[kind] += zip(*cols.values(), ticks)
+        if kind == "trade_completed":
+            log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
+        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
+            draws = list(
+                map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"]))
+            )
             for side, values in enumerate((ticks, cols["gathered"])):
                 any(map(list.append, map(itemgetter(side), draws), values))
-    built = [e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]]
-    log["structures"] += sorted(built, key=itemgetter("seq")) if len(built) > 1 else built
+    log["structures"] += sorted(
+        (e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]), key=itemgetter("seq")
+    )
 
-def event_fault(events, seq, tick, end, roster, groups):
-    """The first rule of §11 these events break, as (field, what was expected), `seq` being the first
-    one's and `tick` the last tick before; else None, with groups[type] = (its events, {field: column})."""
+def event_fault(events, seq, tick, log, groups):
+    """The first rule of §11 these events break, as (field, what was expected), `seq` being the
+    first one's and `tick` the last tick before (the log's end and roster bound the rest); else
+    None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
-    if not fits(events, "object"): return None, "expected an object, got %s" % shown(first)
+    end = log["end"]
+    if not fits(events, "object"):
+        return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
-    if seqs is None or not set(map(type, seqs)) <= {int} or seqs != list(range(seq, seq + len(events))):
-        return "seq", "expected %d (seq is the position in the log), got %s" % (seq, shown(first.get("seq")))
-    if ticks is None or not set(map(type, ticks)) <= {int} or ticks and (
-            ticks[0] < tick or ticks[-1] > end or not all(map(le, ticks, ticks[1:]))):
-        return "tick", ("expected an integer from %d to %d (ticks never decrease), got %s"
-                        % (tick, end, shown(first.get("tick"))))
-    if not fits(kinds, "text"): return "type", "expected a string, got %s" % shown(first.get("type"))
+    if not integers(seqs) or seqs != list(range(seq, seq + len(events))):
+        return "seq", "expected %d (seq is the position in the log), got %s" % (
+            seq,
+            shown(first.get("seq"))
+        )
+    # in order and in range
+    if not integers(ticks) or [tick, *ticks, end] != sorted([tick, *ticks, end]):
+        return "tick", (
+            "expected an integer from %d to %d (ticks never decrease), got %s"
+            % (tick, end, shown(first.get("tick")))
+        )
+    if not fits(kinds, "text"):
+        return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = {kind: [] for kind in dict.fromkeys(kinds)}
-    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list, in C
+    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list
     for kind, group in lists.items():
-        groups[kind] = group, {key: column(group, key) for key, _ in EVENT_FIELDS.get(kind, ())}
-        for key, form in EVENT_FIELDS.get(kind, ()):
-            if not fits(groups[kind][1][key], form, roster):
-                return key, "expected %s, %s" % (FORMS[form][0], "got " + shown(first[key]) if key in first
-                                                 else "missing")
+        cols = {}
+        groups[kind] = group, cols
+        for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
+            cols[key] = column(group, key)
+            if not fits(cols[key], form, log["roster"]):
+                return key, "expected %s, %s" % (
+                    FORMS[form][0],
+                    "got " + shown(first[key]) if key in first else "missing"
+                )
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        cols = groups.get(kind, (0, dict.fromkeys(("from", "to", "agentId"), [])))[1]
-        if any(map(eq, cols["from"], cols["to"])): return "", "a trade's from and to are the same seat"
-        if cols["agentId"] != cols[side]: return "agentId", "expected the trade's %s on %s" % (side, kind)
+        if kind not in groups:
+            continue
+        cols = groups[kind][1]
+        if any(map(eq, cols["from"], cols["to"])):
+            return "", "a trade's from and to are the same seat"
+        if cols["agentId"] != cols[side]:
+            return "agentId", "expected the trade's %s on %s" % (side, kind)
     return None
+
+def integers(values):
+    """Whether a column is there and holds integers only (fits(values, "count") less its range, which
+    the seq and tick checks bound themselves, faster)."""
+    return values is not None and set(map(type, values)) <= {int}
 
 def column(events, key):
     """The key's values over the events, None where one lacks it."""
@@ -625,117 +871,218 @@ def read_report(raw, name, seats, version):
     report = checked(parse_json(raw, name), "object", name)
     rubric = field(report, "rubricVersion", name)
     if rubric not in RUBRICS:
-        raise Unreadable("%s.rubricVersion: %s is not a known rubric (%s)"
-                          % (name, shown(rubric), ", ".join(RUBRICS)))
-    if version is not None and rubric != version:
-        raise Unreadable("%s.rubricVersion: %s, but the report was asked for under %s"
-                          % (name, rubric, version))
-    reason, cards = get(report, "rubricReason", "text", name, None), get(report, "scorecards", "list", name)
+        raise Unreadable(
+            "%s.rubricVersion: %s is not a known rubric (%s)"
+            % (name, shown(rubric), ", ".join(RUBRICS))
+        )
+    if version not in (None, rubric):
+        raise Unreadable(
+            "%s.rubricVersion: %s, but the report was asked for under %s" % (name, rubric, version)
+        )
+    reason = get(report, "rubricReason", "text", name, None)
+    cards = get(report, "scorecards", "list", name)
     if [card.get("agentId") if isinstance(card, dict) else None for card in cards] != [
-            seat["id"] for seat in seats]:
-        raise Unreadable("%s.scorecards: the seats are not the archive's roster, in roster order" % name)
-    return {"rubric": rubric, "reason": reason, "matchId": report.get("matchId"),
-            "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]}
+        seat["id"] for seat in seats
+    ]:
+        raise Unreadable(
+            "%s.scorecards: the seats are not the archive's roster, in roster order" % name
+        )
+    return {
+        "rubric": rubric,
+        "reason": reason,
+        "matchId": report.get("matchId"),
+        "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]
+    }
 
 def read_card(card, at):
-    """A scorecard's published figures, each checked for its form."""
+    """A scorecard's published figures (the dimensions by name), each checked for its form."""
     got = fields(card, "card", at)
-    raw, keys = got["raw"], ("rank", "wealth", "status", "fitnessIndex", "grade", "achievements")
-    published = dict({key: got[key] for key in keys}, **{dim: got["dimensions." + dim] for dim in DIMENSIONS})
-    published.update((key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"]
-                     if key in raw)
-    return {"published": published, "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
-            "notes": [str(n) for n in get(card, "notes", "list", at, [])]}
+    raw = got["raw"]
+    published = {
+        key.split(".")[-1]: value for key, value in got.items() if key not in ("dimensions", "raw")
+    }
+    published.update(
+        (key, get(raw, key, form, at + ".raw")) for key, form, _, _ in FIELDS["raw"] if key in raw
+    )
+    return {
+        "published": published,
+        "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
+        "notes": list(map(str, get(card, "notes", "list", at, [])))
+    }
 
 def read_match(source, version):
-    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every page is
-    read before an error past a page's own is raised: the first of the earliest stage."""
-    faults, archive, kept = [], None, []  # pages kept to the end: one freed midway scatters the next
+    """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every
+    page is read before an error past a page's own is raised: the first of the earliest stage."""
+    faults = []
+    archive = None
+    kept = []  # pages kept to the end: one freed midway scatters the next
     for number, page, name in read_pages(source):
         kept.append(page)
         stage = 1
         try:
-            if number == 1: archive = read_archive(page, name, source)
-            if archive is None: continue
-            stage, mid = 2, archive["id"]
+            if number == 1:
+                archive = read_archive(page, name, source)
+            if archive is None:
+                continue
+            stage = 2
+            mid = archive["id"]
             if page.get("matchId", mid) != mid:
-                raise Unreadable("%s: matchId %s is not the archive's %s"
-                                  % (name, shown(page["matchId"]), mid))
+                raise Unreadable(
+                    "%s: matchId %s is not the archive's %s" % (name, shown(page["matchId"]), mid)
+                )
             stage = 3
-            if number == 1: archive["errata"] = read_errata(page["errata"], name + ": errata")
+            if number == 1:
+                archive["errata"] = read_errata(page["errata"], name + ": errata")
             stage = 4
-            if not faults: read_events(page, name, archive["log"])
+            if not faults:
+                read_events(page, name, archive["log"])
         except Unreadable as err:
-            faults.append((stage, number, err))
-    if faults: raise min(faults, key=itemgetter(0, 1))[2]
+            faults.append((stage, err))
+    if faults:  # the earliest stage's first
+        raise min(faults, key=itemgetter(0))[1]
     archive["events"], (raw, name) = archive["log"]["seq"] - 1, source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] not in (None, mid):
-        raise Unreadable("%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), mid))
+        raise Unreadable(
+            "%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), mid)
+        )
     return archive, report
 
 # ------------------------------------------------------------- reporting
-FIGURE_ORDER = ("wealth", "status", "rank", "survival", "economy", "social", "adaptation", "competitiveness",
-                "fitnessIndex", "grade", "achievements", "mapCoverage", "indexWealth", "indexReputation",
-                "circularReputation", "circularEstimated")
-# The decimals each figure is published to: a difference is counted in units of the last.
-PLACES = dict(dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1), wealth=2, rank=0, mapCoverage=3,
-              indexWealth=3, indexReputation=3, circularReputation=3, **{"wealth replay": 2})
-COLUMNS = dict(survival="survive", adaptation="adapt", competitiveness="compete", fitnessIndex="index",
-               mapCoverage="coverage", indexWealth="idxWealth", indexReputation="idxRep",
-               circularReputation="circular", circularEstimated="estimated", **{"wealth replay": "replay"})
+FIGURE_ORDER = (
+    "wealth status rank survival economy social adaptation competitiveness fitnessIndex grade "
+    "achievements mapCoverage indexWealth indexReputation circularReputation circularEstimated"
+).split()
+# The decimals each figure is published to: a difference is counted in units of the last (rank: 0).
+PLACES = dict(
+    dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1),
+    wealth=2,
+    mapCoverage=3,
+    indexWealth=3,
+    indexReputation=3,
+    circularReputation=3,
+    **{"wealth replay": 2}
+)
+COLUMNS = dict(
+    survival="survive",
+    adaptation="adapt",
+    competitiveness="compete",
+    fitnessIndex="index",
+    mapCoverage="coverage",
+    indexWealth="idxWealth",
+    indexReputation="idxRep",
+    circularReputation="circular",
+    circularEstimated="estimated",
+    **{"wealth replay": "replay"}
+)
 
-def figure_row(match, sid, name, published, recomputed, same):
+def figure_row(key, published, recomputed):
+    """A figure's row (key: its match, seat and figure), the same where equal (true is no 1); where
+    two numbers differ, by how many units of the last published place."""
+    same = (
+        published is recomputed
+        if bool in (type(published), type(recomputed))
+        else published == recomputed
+    )
     d = None
-    if not same and type(published) in (int, float) and type(recomputed) in (int, float):
-        d = (recomputed - published) * 10 ** PLACES.get(name, 0)
+    if not same and {type(published), type(recomputed)} <= {int, float}:
+        d = (recomputed - published) * 10 ** PLACES.get(key["figure"], 0)
         d = int(math.floor(d + 0.5)) if math.isfinite(d) and abs(d) < EXACT_INTEGERS else None
-    return {"key": {"match": match, "seat": sid, "figure": name}, "label": "%s %s" % (sid, name),
-            "published": published, "recomputed": recomputed, "same": same, "difference": d}
+    return {
+        "key": key,
+        "label": "%(seat)s %(figure)s" % key,
+        "published": published,
+        "recomputed": recomputed,
+        "same": same,
+        "difference": d
+    }
 
 def compare_seat(seat, card, result, archive):
-    published, mine, rows, mid, sid = card["published"], result["figures"], [], archive["id"], seat["id"]
-    for name in FIGURE_ORDER:  # the report carries coverage only where the rubric reads it
-        if name in published or name in mine and name != "mapCoverage":
-            a, b = published.get(name), mine.get(name)
-            same = name in published and name in mine and (a is b if bool in (type(a), type(b)) else a == b)
-            rows.append(figure_row(mid, sid, name, a, b, same))
-    replay, corrected, wealth = result["replay"], result["replayWithoutErrata"], seat["wealth"]
-    row = figure_row(mid, sid, "wealth replay", wealth, replay, replay == wealth)  # §2.3
-    if corrected is not None and corrected != replay:  # the errata's events move this seat's wealth
-        erratum_ids = [e["id"] for e in archive["errata"] if e["events"]]
-        row.update(asLogged=replay, withoutErrata=corrected, errata=erratum_ids)
-        if not row["same"] and corrected == wealth:
+    """§12: each figure the report or the rules give, then the wealth replay against the archive's
+    (§2.3). No figure is None: one missing differs."""
+    published = dict(card["published"], **{"wealth replay": seat["wealth"]})
+    mine = dict(result["figures"], **{"wealth replay": result["replay"]})
+    rows = [
+        figure_row(
+            {"match": archive["id"], "seat": seat["id"], "figure": name},
+            published.get(name),
+            mine.get(name)
+        )
+        for name in FIGURE_ORDER + ["wealth replay"]
+        if name in published or name in mine and name != "mapCoverage"
+    ]  # coverage where published
+    row = rows[-1]
+    corrected = result["replayWithoutErrata"]
+    if corrected not in (None, result["replay"]):  # the errata's events move this seat's wealth
+        row.update(
+            asLogged=result["replay"],
+            withoutErrata=corrected,
+            errata=[e["id"] for e in archive["errata"] if e["events"]]
+        )
+        if not row["same"] and corrected == seat["wealth"]:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
-    elif not row["same"] and not archive["events"] and replay < wealth:  # structures only add value
-        row.update(same=None, difference=None, uncounted="inventory only: no event log shows the structures")
-    return rows + [row]
+    elif not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]:
+        # structures only add value: an inventory worth less is not compared
+        row.update(
+            same=None,
+            difference=None,
+            uncounted="inventory only: no event log shows the structures"
+        )
+    return rows
 
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
     results, checks, notes, ledger = recompute(archive, report)
-    seats = [dict(agentId=seat["id"], name=seat["name"], model=seat["model"],
-                  figures=compare_seat(seat, card, result, archive), notRecorded=result["notRecorded"],
-                  notes=card["notes"], messagesSent=card["messagesSent"])
-             for seat, card, result in zip(archive["seats"], report["cards"], results)]
-    figures = [row for s in seats for row in s["figures"] if row["same"] is not None]
-    same, agree = len([r for r in figures if r["same"]]), len([c for c in checks if c["agrees"]])
-    trusted = [TRUSTED] if any(s["messagesSent"] is not None for s in seats) else []
+    seats = [
+        dict(
+            agentId=seat["id"],
+            name=seat["name"],
+            model=seat["model"],
+            figures=compare_seat(seat, card, result, archive),
+            notRecorded=result["notRecorded"],
+            notes=card["notes"],
+            messagesSent=card["messagesSent"]
+        )
+        for seat, card, result in zip(archive["seats"], report["cards"], results)
+    ]
+    figures = [row["same"] for s in seats for row in s["figures"] if row["same"] is not None]
+    trusted = [TRUSTED] * any(s["messagesSent"] is not None for s in seats)
     unshown = [s["agentId"] for s in seats for row in s["figures"] if row.get("uncounted")]
     if unshown:
-        trusted.append("the structures' part of final wealth for %s (no event log to replay)"
-                       % ", ".join(unshown))
-    if ledger is not None and ledger["source"] == "ledger block":
+        trusted.append(
+            "the structures' part of final wealth for %s (no event log to replay)"
+            % ", ".join(unshown)
+        )
+    if ledger is None:
+        source = "none: every completed trade counts, no commons share, no circular reputation"
+    elif archive["events"]:
+        source = "replayed from the events (circular reputation too)"
+    else:
+        source = "the archive's ledger block, circular reputation " + (
+            "from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"
+        )
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
-    source = ("none: every completed trade counts, no commons share, no circular reputation" if ledger is None
-              else "replayed from the events (circular reputation too)" if ledger["source"] == "events"
-              else "the archive's ledger block, circular reputation "
-              + ("from its paid points (rep)" if ledger["hasRep"] else "estimated (the block has no rep)"))
-    return dict(ledger=source, matchId=archive["id"], rubric=report["rubric"], rubricReason=report["reason"],
-                engine=archive["engine"], rounds=archive["rounds"], events=archive["events"],
-                errata=archive["errata"], seats=seats, checks=checks, notes=notes, figuresSame=same,
-                figuresCompared=len(figures), checksAgree=agree, checksMade=len(checks), trusted=trusted,
-                exit=0 if same == len(figures) and agree == len(checks) else 1)
+    same = sum(figures)
+    agree = sum(c["agrees"] for c in checks)
+    return dict(
+        ledger=source,
+        matchId=archive["id"],
+        rubric=report["rubric"],
+        rubricReason=report["reason"],
+        engine=archive["engine"],
+        rounds=archive["rounds"],
+        events=archive["events"],
+        errata=archive["errata"],
+        seats=seats,
+        checks=checks,
+        notes=notes,
+        figuresSame=same,
+        figuresCompared=len(figures),
+        checksAgree=agree,
+        checksMade=len(checks),
+        trusted=trusted,
+        exit=int(same < len(figures) or agree < len(checks))
+    )
 
 def text(value):
     """A value as printed; what a record or server sent is escaped to stay on its line."""
@@ -753,47 +1100,78 @@ def put(w, line):
 
 
 def cell(row):
-    if row["same"]: return cut(text(row["recomputed"]), 48)
+    """A figure in the table: recomputed where the two are the same, else published/recomputed."""
+    if row["same"]:
+        return cut(text(row["recomputed"]), 48)
     pair = cut(text(row["published"]), 20) + "/" + cut(text(row["recomputed"]), 20)
     return pair if row["same"] is False else "(%s)" % pair
 
 def print_table(w, seats):
-    """After a blank line: a row per seat, a column per figure, in as many tables as fit WIDTH."""
+    """After a blank line: a row per seat, a column per figure, in as many tables as fit."""
     cells = [{r["key"]["figure"]: cell(r) for r in s["figures"]} for s in seats]
-    names = dict.fromkeys(n for c in cells for n in c)
-    cols = [[COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in names]
-    cols += [[key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))]
-    first, *cols = [[c.ljust(max(map(len, col))) for c in col]
-                    for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols]
+    cols = [
+        [COLUMNS.get(n, n)] + [c.get(n, "-") for c in cells] for n in dict.fromkeys(chain(*cells))
+    ]
+    cols += [
+        [key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))
+    ]
+    first, *cols = [
+        [c.ljust(max(map(len, col))) for c in col]
+        for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols
+    ]
     tables, width = [[first]], terminal_width()
     for col in cols:
-        if len(tables[-1]) > 1 and sum(2 + len(c[0]) for c in tables[-1] + [col]) - 2 > width:
+        if len(tables[-1]) > 1 and len("  ".join(c[0] for c in tables[-1] + [col])) > width:
             tables.append([first])
         tables[-1].append(col)
     w("\n")
     for table in tables:
-        w("".join("  ".join(c[i] for c in table).rstrip() + "\n" for i in range(len(first))))
+        w("".join("  ".join(row).rstrip() + "\n" for row in zip(*table)))
     if any(r["same"] is not True for s in seats for r in s["figures"]):
         w("a/b: published a, recomputed b where they differ; (a/b): shown, not compared\n")
+
+def texts(record):
+    """Each value of a row, check or erratum as printed (`text`), for a line's %(key)s: a record
+    of a few values (a seat's would print each of its rows)."""
+    return {key: text(value) for key, value in record.items()}
 
 def print_rows(w, seats):
     """--all: every figure of every seat on its own row."""
     for seat in seats:
         w("\n")
-        put(w, "%s  %s  %s%s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]),
-                                 "  (counters not recorded)" if seat["notRecorded"] else ""))
-        w("  %-19s %-24s recomputed\n" % ("figure", "published"))
+        put(
+            w,
+            "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
+            + "  (counters not recorded)" * seat["notRecorded"]
+        )
+        w(
+            "  figure              published                recomputed\n"
+        )  # the columns of the rows below
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
             verdict += "" if row["difference"] is None else " %+d" % row["difference"]
-            w("  %-19s %-24s %-24s %s\n" % (row["key"]["figure"], cut(text(row["published"]), 24),
-                                             cut(text(row["recomputed"]), 24), verdict))
+            w(
+                "  %-19s %-24s %-24s %s\n"
+                % (
+                    row["key"]["figure"],
+                    cut(text(row["published"]), 24),
+                    cut(text(row["recomputed"]), 24),
+                    verdict
+                )
+            )
 
 def print_audit(result, out, rows=False, batch=False):
-    w, seats = out.write, result["seats"]
-    if result.get("copy"): put(w, result["copy"])
-    put(w, "%s  rubric %s  engine %s  %d rounds  %d seats  %d events" % (result["matchId"], result["rubric"],
-        text(result["engine"]), result["rounds"], len(seats), result["events"]))
+    """The audit as text: the match, its figures (a table, or a row each), then what to read below
+    them."""
+    w = out.write
+    seats = result["seats"]
+    if result.get("copy"):
+        put(w, result["copy"])
+    put(
+        w,
+        "%(matchId)s  rubric %(rubric)s  engine %(engine)s  %(rounds)d rounds  %(n)d seats  "
+        "%(events)d events" % dict(result, engine=text(result["engine"]), n=len(seats))
+    )
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
     if result["rubricReason"]:
@@ -802,70 +1180,127 @@ def print_audit(result, out, rows=False, batch=False):
     (print_rows if rows else print_table)(w, seats)
     w("\n")
     lines = [line for seat in seats for line in seat_notes(seat, rows)]
-    lines += ["check FAILS: %s: archive says %s, events give %s" % (text(c["check"]), text(c["published"]),
-              text(c["recomputed"])) for c in result["checks"] if not c["agrees"]]
-    lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (not result["errata"])
+    lines += [
+        "check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s" % texts(c)
+        for c in result["checks"]
+        if not c["agrees"]
+    ]
+    lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (
+        not result["errata"]
+    )
     for e in result["errata"]:
-        seqs = ", ".join(str(s) for s in e["events"][:8])
-        seqs += " ... (%d events)" % len(e["events"]) if len(e["events"]) > 8 else ""
-        lines.append("erratum %s: %s" % (text(e["id"]), text(e["title"])))
-        lines.append("  events %s; seats %s; affects %s; scores depend on them: %s" % (
-            seqs, text(e["agents"]), text(e["affects"]), text(e["scoresDepend"])))
-    lines.append("%(matchId)s: figures same %(figuresSame)d of %(figuresCompared)d; "
-                 "checks agree %(checksAgree)d of %(checksMade)d" % result)
+        seqs = ", ".join(map(str, e["events"][:8])) + " ... (%d events)" % len(e["events"]) * (
+            len(e["events"]) > 8
+        )
+        lines += [
+            "erratum %(id)s: %(title)s" % texts(e),
+            "  events %s; seats %s; affects %s; "
+            "scores depend on them: %s"
+            % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"])))
+        ]
+    lines.append(
+        "%(matchId)s: figures same %(figuresSame)d of %(figuresCompared)d; "
+        "checks agree %(checksAgree)d of %(checksMade)d" % result
+    )
     for line in lines + ["taken on trust: %s" % item for item in result["trusted"]]:
         put(w, line)
 
 def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
     lines = []
-    for row in seat["figures"]:
-        label, d = text(row["label"]), row["difference"]
+    for row in (
+        row for row in seat["figures"] if row["same"] is not True or "withoutErrata" in row
+    ):
+        t = texts(row)
+        d = row["difference"]
         if row["same"] is False:
-            lines.append("DIFFERS %s: published %s, recomputed %s%s" % (label, text(row["published"]),
-                         text(row["recomputed"]), "" if d is None else ", %+d in the last place" % d))
+            lines.append(
+                "DIFFERS %(label)s: published %(published)s, recomputed %(recomputed)s" % t
+                + ("" if d is None else ", %+d in the last place" % d)
+            )
         if "withoutErrata" in row:
-            erratum = ", ".join(text(e) for e in row["errata"])
-            reading = ("explained by " + erratum if row.get("explained") else
-                       "the archive's is the log as logged" if row["same"] else "the archive's is neither")
-            lines.append("%s: as logged %s; without %s's events %s: %s" % (
-                label, text(row["asLogged"]), erratum, text(row["withoutErrata"]), reading))
+            t["errata"] = ", ".join(map(text, row["errata"]))
+            reading = (
+                "explained by " + t["errata"]
+                if row.get("explained")
+                else "the archive's is the log as logged"
+                if row["same"]
+                else "the archive's is neither"
+            )
+            lines.append(
+                "%(label)s: as logged %(asLogged)s; without %(errata)s's events %(withoutErrata)s: "
+                % t
+                + reading
+            )
         if row.get("uncounted"):
-            lines.append("%s not compared: %s" % (label, row["uncounted"]))
+            lines.append("%(label)s not compared: %(uncounted)s" % t)
     notes = ["counters not recorded"] * bool(seat["notRecorded"] and not rows) + seat["notes"]
-    return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(text(n) for n in notes))] * bool(notes)
+    return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(map(text, notes)))] * bool(notes)
 
 def summary(results, failures):
-    rows = [row for r in results for s in r["seats"] for row in s["figures"]]
+    """A run's counts over its matches (--json's summary, the text's last lines)."""
+    seats = [s for r in results for s in r["seats"]]
+    rows = [row for s in seats for row in s["figures"]]
     same = Counter(r["key"]["figure"] for r in rows if r["same"])
     return dict(
-        matches=len(results) + len(failures), read=len(results), unreadable=[f["source"] for f in failures],
-        seats=len([s for r in results for s in r["seats"]]), fitnessIndexReproduced=same["fitnessIndex"],
-        finalWealthReproduced=same["wealth"], wealthReplayReproduced=same["wealth replay"],
-        wealthReplayNotCompared=len([r for r in rows if r["same"] is None]),
-        **{k: sum(r[k] for r in results) for k in ("figuresSame", "figuresCompared", "checksAgree",
-                                                   "checksMade")},
-        differ=[r["source"] for r in results if r["exit"]])
+        matches=len(results) + len(failures),
+        read=len(results),
+        unreadable=[f["source"] for f in failures],
+        seats=len(seats),
+        fitnessIndexReproduced=same["fitnessIndex"],
+        finalWealthReproduced=same["wealth"],
+        wealthReplayReproduced=same["wealth replay"],
+        wealthReplayNotCompared=sum(r["same"] is None for r in rows),
+        **{
+            k: sum(r[k] for r in results)
+            for k in "figuresSame figuresCompared checksAgree checksMade".split()
+        },
+        differ=[r["source"] for r in results if r["exit"]]
+    )
 
 def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
-    prefix = lambda r: text(r["source"]) + " " if batch else ""
-    return verdict_line([
-        ("DIFFERS", [prefix(r) + text(row["label"]) for r in results for s in r["seats"]
-                     for row in s["figures"] if row["same"] is False]),
-        ("FAILS", [prefix(r) + text(c["check"]) for r in results for c in r["checks"] if not c["agrees"]]
-         + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]),
-        ("CHANGED", ["%d since the saved copy" % changes] if changes else []),
-        ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])])
+    named = [(text(r["source"]) + " " if batch else "", r) for r in results]
+    return verdict_line(
+        [
+            (
+                "DIFFERS",
+                [
+                    prefix + text(row["label"])
+                    for prefix, r in named
+                    for s in r["seats"]
+                    for row in s["figures"]
+                    if row["same"] is False
+                ]
+            ),
+            (
+                "FAILS",
+                [
+                    prefix + text(c["check"])
+                    for prefix, r in named
+                    for c in r["checks"]
+                    if not c["agrees"]
+                ]
+                + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]
+            ),
+            ("CHANGED", ["%d since the saved copy" % changes] if changes else []),
+            ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])
+        ]
+    )
 
 def print_summary(s, failures, out):
-    out.write(("\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
-               "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
-               "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
-               "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
-               "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
-               "figures same %(figuresSame)d of %(figuresCompared)d; "
-               "checks agree %(checksAgree)d of %(checksMade)d\n") % dict(s, notRead=len(s["unreadable"])))
+    out.write(
+        (
+            "\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
+            "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
+            "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
+            "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
+            "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
+            "figures same %(figuresSame)d of %(figuresCompared)d; "
+            "checks agree %(checksAgree)d of %(checksMade)d\n"
+        )
+        % dict(s, notRead=len(s["unreadable"]))
+    )
     for f in failures:
         put(out.write, "could not be read: %s" % text(f["error"]))
 

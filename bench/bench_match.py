@@ -28,7 +28,7 @@ import tracemalloc
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import recompute as rc  # noqa: E402
 
-ITEMS = [item for item, _ in rc.ITEM_VALUES]
+ITEMS = list(rc.ITEM_VALUES)
 RESOURCES = ["wood", "stone", "ore", "fiber", "food"]
 
 

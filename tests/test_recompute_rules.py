@@ -39,7 +39,7 @@ def test_economy_half_boundary_through_the_rule():
     seat = {"roundsAlive": 400}
     counters = {"gather": 60, "craft": 0, "build": 0, "repair": 0}
     # W 337 → 100 × 337 ÷ 400 = 84.25; activity 60 per 400 rounds → rate 15 → 37.5
-    assert rc.economy_score(337, counters, seat, 400, "2.4") == 65.6
+    assert rc.economy_score(337, counters, rate(seat, 400, "2.4")) == 65.6
 
 
 # §3.2 rates
@@ -156,6 +156,11 @@ def seat(status="active", alive=400, aggression=0, trained=0):
             "trained": trained, "wealth": 0, "reputation": 0}
 
 
+def rate(seat, match_rounds, rubric):
+    """The seat's rate function r(·) of §3.2, as the scorecard hands it to the dimensions."""
+    return lambda count: rc.rate(count, seat, match_rounds, rubric)
+
+
 def counters(**kw):
     c = dict.fromkeys(rc.COUNTERS + ("messages",), 0)
     c.update(kw)
@@ -175,12 +180,18 @@ def test_social_versions():
     c = counters(trade=4, messages=40)  # rates over 400 rounds: 1 trade, 10 messages
     s = seat(aggression=2)
     # 2.2: 22 × 1 + 8 × 3 + 1.5 × 10 = 61
-    assert rc.social_score(3, 1.5, 0.8, c, s, 400, "2.2") == 61.0
+    assert rc.social_score(3, 1.5, 0.8, c, s, rate(s, 400, "2.2"), "2.2") == 61.0
     # 1.0: lifetime counts: 22 × 4 + 24 + 1.5 × min(40, 15) = 134.5 → 100
-    assert rc.social_score(3, 1.5, 0.8, c, s, 400, "1.0") == 100.0
+    assert rc.social_score(3, 1.5, 0.8, c, s, rate(s, 400, "1.0"), "1.0") == 100.0
     # 2.3: credited rate 0.375, commons rate 0.2: 22 × 0.375 + 24 + 15 = 47.25;
     # 47.25 − 16 − 1.6 = 29.65, whose tenfold double is 296.5: half up to 29.7
-    assert rc.social_score(3, 1.5, 0.8, c, s, 400, "2.3") == 29.7
+    assert rc.social_score(3, 1.5, 0.8, c, s, rate(s, 400, "2.3"), "2.3") == 29.7
+
+
+def adaptation(seat, counters, coverage, has_map_record, rubric):
+    """Adaptation over 400 rounds, reading coverage where the rubric does for this archive."""
+    reads_map = rc.reads_coverage(rubric, has_map_record)
+    return rc.adaptation_score(seat, counters, coverage, reads_map, rate(seat, 400, rubric))
 
 
 def test_adaptation_last_term_by_version():
@@ -188,14 +199,14 @@ def test_adaptation_last_term_by_version():
     s = seat(trained=3)
     # 36 + 20 + 1.5 × 10 = 71
     for rubric in ("2.0", "2.1"):
-        assert rc.adaptation_score(s, c, 0.063, True, 400, rubric) == 71.0
-    assert rc.adaptation_score(s, c, 0.063, False, 400, "2.2") == 71.0
+        assert adaptation(s, c, 0.063, True, rubric) == 71.0
+    assert adaptation(s, c, 0.063, False, "2.2") == 71.0
     # with a map record: 36 + 20 + 30 × 0.063 ÷ 0.25 = 63.56 → 63.6
-    assert rc.adaptation_score(s, c, 0.063, True, 400, "2.2") == 63.6
-    assert rc.adaptation_score(s, c, 0.063, False, 400, "2.4") == 63.6
-    assert rc.adaptation_score(s, c, 0.5, True, 400, "2.3") == 86.0
+    assert adaptation(s, c, 0.063, True, "2.2") == 63.6
+    assert adaptation(s, c, 0.063, False, "2.4") == 63.6
+    assert adaptation(s, c, 0.5, True, "2.3") == 86.0
     # 1.0: lifetime counts: 36 + 80 + … → 100
-    assert rc.adaptation_score(s, c, 0.5, True, 400, "1.0") == 100.0
+    assert adaptation(s, c, 0.5, True, "1.0") == 100.0
 
 
 def test_competitiveness():
