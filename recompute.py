@@ -1128,7 +1128,7 @@ def print_table(w, seats):
     for table in tables:
         w("".join("  ".join(row).rstrip() + "\n" for row in zip(*table)))
     if any(r["same"] is not True for s in seats for r in s["figures"]):
-        w("a/b: published a, recomputed b where they differ; (a/b): shown, not compared\n")
+        put(w, "a/b: published a, recomputed b where they differ; (a/b): shown, not compared")
 
 def texts(record):
     """Each value of a row, check or erratum as printed (`text`), for a line's %(key)s: a record
@@ -1150,14 +1150,10 @@ def print_rows(w, seats):
         for row in seat["figures"]:
             verdict = {True: "same", False: "DIFFERS", None: "not compared"}[row["same"]]
             verdict += "" if row["difference"] is None else " %+d" % row["difference"]
-            w(
-                "  %-19s %-24s %-24s %s\n"
-                % (
-                    row["key"]["figure"],
-                    cut(text(row["published"]), 24),
-                    cut(text(row["recomputed"]), 24),
-                    verdict
-                )
+            put(  # each value whole (a long one wraps), the row within the terminal's width
+                w,
+                "  %-19s %-24s %-24s %s"
+                % (row["key"]["figure"], text(row["published"]), text(row["recomputed"]), verdict)
             )
 
 def print_audit(result, out, rows=False, batch=False):
@@ -1289,7 +1285,7 @@ def match_verdict(results, failures, changes, batch):
     )
 
 def print_summary(s, failures, out):
-    out.write(
+    lines = (
         (
             "\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
             "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
@@ -1297,18 +1293,17 @@ def print_summary(s, failures, out):
             "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
             "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
             "figures same %(figuresSame)d of %(figuresCompared)d; "
-            "checks agree %(checksAgree)d of %(checksMade)d\n"
+            "checks agree %(checksAgree)d of %(checksMade)d"
         )
         % dict(s, notRead=len(s["unreadable"]))
-    )
-    for f in failures:
-        put(out.write, "could not be read: %s" % text(f["error"]))
+    ).split("\n")
+    for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
+        put(out.write, line)  # each fits the terminal
 
 # ------------------------------------------------------------------ gather a match
 # A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
 # under --rubric V), playing.json (the platform's 409 while the match is still playing).
 MATCH_FILE = r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json"
-MAX_COPY_BYTES = 96 << 20  # a match's files in all, as gathered
 ADDRESS = re.compile(
     r"(https?://[^/?#\s]+(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or ..
     r"(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z")

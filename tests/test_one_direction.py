@@ -294,3 +294,28 @@ def test_wrapping_a_long_line_is_linear_and_fits():
     lines = rc.wrapped(line, 60)
     assert all(len(part) <= 60 for part in lines) and len(lines) > 50000
     assert " ".join(part.rstrip(" \\").strip() for part in lines) == line
+
+
+MATCHES = FIXTURES / "api" / "matches"
+AT_60 = [
+    ("recompute", ["--all"] + [str(MATCHES / m) for m in ("m_6b97819aefda", "m_e728aaaa03cd")]),
+    ("recompute", [str(MATCHES / m) for m in ("m_6b97819aefda", "m_47445e62fef6", "m_000000000000")]),
+    ("recompute_study", ["{url}/u/linked-lab/studies/s_9f54f5e8", "--all"]),
+    ("recompute_study", ["{url}/u/linked-lab/studies/s_9f54f5e8", "--matches"]),
+]
+
+
+@pytest.mark.parametrize("name,argv", AT_60)
+def test_every_line_fits_a_terminal_of_60_columns_but_the_verdict(monkeypatch, name, argv):
+    """On a terminal 60 columns wide every line fits (wrapped with ` \\` where long), except the
+    verdict, which is always the last line, whole."""
+    from hostile_common import run_main
+    script = load_script(name)
+    monkeypatch.setattr(script, "terminal_width", lambda: 60)
+    with Platform(FIXTURES) as p:
+        o = run_main(script, [a.replace("{url}", p.url) for a in argv])
+    assert o.exc is None and o.code in (0, 1, 2), o
+    lines = o.out.rstrip("\n").split("\n")
+    assert [line for line in lines[:-1] if len(line) > 60] == []
+    assert not lines[-1].startswith(" ") and lines[-1].split(":")[0] in (
+        "DIFFERS", "FAILS", "NOT READ", "every figure same, every check agrees"), lines[-1]
