@@ -174,3 +174,39 @@ def test_against_a_copy_of_30_pages_of_12_mb_stays_bounded(tmp_path):
     assert child.err == ("recompute.py: --against: %s: more than 100663296 bytes in all: not a copy this "
                          "script reads\n" % copy)
     assert child.peak_mb <= MAX_RSS_MB, child.peak_mb
+
+
+def rewrite(old, name, body):
+    """A file of a saved copy replaced, and saved.json made to list it as saved."""
+    (old / name).write_bytes(body)
+    about = json.loads((old / "saved.json").read_text())
+    about["sha256"][name] = hashlib.sha256(body).hexdigest()
+    (old / "saved.json").write_text(json.dumps(about))
+
+
+def test_against_a_trials_csv_of_five_mb_of_one_field_lines_stays_bounded(tmp_path):
+    """Every line a change, 2.5 million of them: counted, 40 shown, 1,000 kept, within 256 MB."""
+    with Platform(FIXTURES) as platform:
+        assert run_script("recompute_study.py", platform.url + KIM, "--save", tmp_path / "old").returncode == 0
+        rewrite(tmp_path / "old", "trials.csv", b"x\n" * (5 << 19))
+        child = run_child("recompute_study.py", [platform.url + KIM, "--against", tmp_path / "old", "--json"],
+                          tmp_path, timeout=60)
+    assert child.code == 1, child.err
+    against = json.loads(child.out)["against"]
+    assert against["count"] == 5 << 19 and len(against["changes"]) == 1000
+    assert child.peak_mb <= MAX_RSS_MB, child.peak_mb
+
+
+def test_against_an_old_report_of_990000_more_items_stays_bounded(tmp_path):
+    save, out, _ = save_match(tmp_path, CLEAN)
+    old = save / CLEAN
+    report = json.loads((old / "report.json").read_text())
+    report["scorecards"][0]["achievements"] += ["x"] * 990000
+    rewrite(old, "report.json", json.dumps(report).encode())
+    with Platform(FIXTURES) as platform:
+        child = run_child("recompute.py", ["--base", platform.url, "--against", old, CLEAN, "--json"], tmp_path,
+                          timeout=60)
+    assert child.code == 1, child.err
+    against = json.loads(child.out)["against"]
+    assert against["count"] == 990000 and len(against["changes"]) == 1000
+    assert len(child.out) < 1 << 20 and child.peak_mb <= MAX_RSS_MB, (len(child.out), child.peak_mb)
