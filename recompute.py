@@ -856,8 +856,8 @@ def event_fault(events, seq, tick, log, groups):
     return None
 
 def integers(values):
-    """Whether a column is there and holds integers only (fits(values, "count") less its range, which
-    the seq and tick checks bound themselves, faster)."""
+    """Whether a column is there and holds integers only: fits(values, "count") less its range,
+    which the seq and tick checks bound themselves (the faster for it)."""
     return values is not None and set(map(type, values)) <= {int}
 
 def column(events, key):
