@@ -1819,8 +1819,11 @@ def parse_json(raw, name):
                          % (name, MAX_JSON_VALUES))
     capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=float,
-                          parse_int=None if capped else whole_number)
+        text = raw.decode("utf-8")
+        try:
+            return json.loads(text, parse_constant=float, parse_int=None if capped else whole_number)
+        except ValueError:  # past 4,300 digits (3.11+): read again, as inf, to name its field
+            return json.loads(text, parse_constant=float, parse_int=whole_number)
     except UnicodeDecodeError as err:
         raise Unreadable("%s: not UTF-8 text (byte 0x%02x at offset %d)"
                          % (name, raw[err.start], err.start))

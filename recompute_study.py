@@ -1020,22 +1020,12 @@ def exact_units(text, places):
     return -units if text.startswith("-") else units
 
 def read_json(body, name):
-    """A JSON document whose every number a double holds (NaN, infinities, integers past 2**53 refused)."""
-    if body.count(b"[") + body.count(b"{") + body.count(b",") > MAX_JSON_VALUES:
-        raise Unreadable("%s holds more than %d JSON values: not a file this script reads"
-                         % (name, MAX_JSON_VALUES))
-    try:    # past 16 digits an integer is past 2**53 (and 3.11 converts none past 4300): infinite, refused
-        document = json.loads(body.decode("utf-8"), parse_constant=float, parse_int=lambda text: (
-            int(text) if len(text.lstrip("-")) <= EXACT_DIGITS + 1 else math.inf))
-    except UnicodeDecodeError as error:
-        raise Unreadable("%s is not UTF-8 text (byte 0x%02x at offset %d)"
-                         % (name, body[error.start], error.start))
-    except ValueError as error:
-        raise Unreadable("%s is not JSON: %s" % (name, error))
-    except RecursionError:
-        raise Unreadable("%s is not JSON this script reads: nested too deep" % name)
+    """A JSON document whose every number a double holds (NaN, infinities, integers past 2**53
+    refused, naming the field)."""
+    document = parse_json(body, name)
     path = _number_no_double_holds(document)
-    if path is None: return document
+    if path is None:
+        return document
     raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
 
 def _number_no_double_holds(document):
@@ -1544,7 +1534,6 @@ def audit_study(args, rc, net, copies, names, staged):
     gather = Gather(args, net, origin, copy and copy[1])
     trials, seats, reading, rho = read_study(gather, handle, study_id)
     terms, result = recompute(study_id, trials, seats, reading, rho)
-    result.waited = 0
     count, changes = copy_changes(*(card_only(f, study_id) for f in (old[1], gather.files)),
                                   csv_changes) if old else (0, [])
     if rc is not None:
@@ -1751,8 +1740,11 @@ def parse_json(raw, name):
                          % (name, MAX_JSON_VALUES))
     capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=float,
-                          parse_int=None if capped else whole_number)
+        text = raw.decode("utf-8")
+        try:
+            return json.loads(text, parse_constant=float, parse_int=None if capped else whole_number)
+        except ValueError:  # past 4,300 digits (3.11+): read again, as inf, to name its field
+            return json.loads(text, parse_constant=float, parse_int=whole_number)
     except UnicodeDecodeError as err:
         raise Unreadable("%s: not UTF-8 text (byte 0x%02x at offset %d)"
                          % (name, raw[err.start], err.start))
