@@ -38,7 +38,7 @@ import shutil, socket, ssl, stat, tempfile, threading, time, urllib.error, urlli
 import urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from itertools import accumulate, chain
+from itertools import chain
 from operator import eq, itemgetter
 
 # --- constants
@@ -388,8 +388,7 @@ def recompute(archive, report):
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
 
-        def r(count):
-            return rate(count, seat, rounds, rubric)
+        r = functools.partial(rate, seat=seat, match_rounds=rounds, rubric=rubric)  # §3.2
 
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
         commons = ledger["commons"].get(sid, 0) if ledger else 0
@@ -1468,7 +1467,7 @@ def parse_args(argv):
     if argv[-2:-1] == ["--save"] and MATCH_ID.match(argv[-1]):  # the folder left out
         raise Usage("--save takes a folder: --save DIR %s (see recompute.py --help)" % argv[-1])
     args = parser.parse_args(argv)
-    args.base, args.named = server(args.base)
+    args.base, args.named, args.net = settings(args.base)
     args.matches = [t.strip() for t in args.matches]
     return args
 
@@ -1477,13 +1476,12 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = parse_args(argv)
-        net = network()
         old = against_copy(args)
     except Unreadable as err:
         return fail(str(err), "--json" in argv, 1 if isinstance(err, Altered) else 2)
     gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans
     try:
-        return audit_matches(args, net, old)
+        return audit_matches(args, args.net, old)
     finally:
         gc.enable()
 
@@ -1728,11 +1726,7 @@ def one_line(message, limit=MAX_SHOWN):
     \\u202e), a password in an address hidden (https://***@host), cut when over-long."""
     message = CREDENTIALS.sub("***@", str(message))
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
-    return CONTROL.sub(escape, message[:limit]) + more
-
-
-def escape(match):
-    return repr(match.group())[1:-1]
+    return CONTROL.sub(lambda match: repr(match.group())[1:-1], message[:limit]) + more
 
 
 def terminal_width():
@@ -2072,8 +2066,9 @@ def failure_text(code, body, fallback):
     return "%d %s" % (code, said)
 
 
-def server(option):
-    """(base, what named it): --base as given, else $DAISHI_BASE, else the platform; checked."""
+def settings(option, paced=False):
+    """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
+    platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
     env = os.environ.get("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = (option if option is not None else env or DEFAULT_BASE).strip()
@@ -2081,11 +2076,6 @@ def server(option):
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
         raise Usage("%s must be an http:// or https:// address, got %s (see %s --help)"
                     % (named, one_line(json.dumps(base), 60), SCRIPT))
-    return base.rstrip("/"), named
-
-
-def network(paced=False):
-    """The run's Network, its deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2095,7 +2085,7 @@ def network(paced=False):
         if not 0 < value < math.inf:
             raise Usage("$%s must be a number of seconds above 0 (see %s --help)" % (name, SCRIPT))
         seconds.append(value)
-    return Network(*seconds, paced=paced)
+    return base.rstrip("/"), named, Network(*seconds, paced=paced)
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2209,8 +2199,7 @@ def against_lines(folder, saved_at, count, changes):
 def clipped(value):
     """A value of a record as one short line: a string as it is, another value as JSON writes it
     (a float as repr), 40 characters at most."""
-    text = value if isinstance(value, str) else repr(value) if isinstance(value, float) else (
-        json.dumps(value))
+    text = value if isinstance(value, str) else json.dumps(value)  # a float as its repr
     return one_line(text if len(text) <= 40 else text[:37] + "...", 40)
 
 

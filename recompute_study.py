@@ -1372,10 +1372,7 @@ def saved_study(folder, option=""):
     """A study copy --save wrote: (saved.json, its files), every file checked; else refused."""
     about, files = read_copy(folder, "study", STUDY_FILE)
     if about is None:
-        present = [n for n in FILES.values() if os.path.lexists(os.path.join(folder, n))]
-        raise Unreadable("%s%s: %s (no %s; present: %s)" % (
-            option, _shown(folder), "an incomplete copy" if present else "not a folder --save wrote",
-            SAVED, ", ".join(present) or "none of a study's files"))
+        raise Unreadable("%s%s: not a folder --save wrote (no saved.json)" % (option, _shown(folder)))
     return about, files
 
 
@@ -1459,7 +1456,7 @@ def parse_arguments(argv):
             args.jobs or 4) <= 16:
         parser.error("--jobs takes a number from 1 to 16, got %s" % _shown_field(args.jobs))
     args.jobs = int(args.jobs or 4)
-    args.base, args.named = server(args.base)
+    args.base, args.named, args.net = settings(args.base, paced=True)
     return args
 
 
@@ -1473,11 +1470,8 @@ def load_recompute():
                     % os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("recompute", path)
     module = importlib.util.module_from_spec(spec)
-    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = writes
+    sys.dont_write_bytecode = True  # the run writes nothing beside the scripts
+    spec.loader.exec_module(module)
     return module
 
 
@@ -1503,7 +1497,7 @@ def audit_all(rc, groups, args, study):
 
 def run(args):
     rc = load_recompute() if args.matches else None
-    net = network(paced=True)
+    net = args.net
     folder = args.address if os.path.isdir(args.address) else None
     if folder and args.save:
         raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the folder "
@@ -1649,11 +1643,7 @@ def one_line(message, limit=MAX_SHOWN):
     \\u202e), a password in an address hidden (https://***@host), cut when over-long."""
     message = CREDENTIALS.sub("***@", str(message))
     more = "... [%d characters in all]" % len(message) if len(message) > limit else ""
-    return CONTROL.sub(escape, message[:limit]) + more
-
-
-def escape(match):
-    return repr(match.group())[1:-1]
+    return CONTROL.sub(lambda match: repr(match.group())[1:-1], message[:limit]) + more
 
 
 def terminal_width():
@@ -1993,8 +1983,9 @@ def failure_text(code, body, fallback):
     return "%d %s" % (code, said)
 
 
-def server(option):
-    """(base, what named it): --base as given, else $DAISHI_BASE, else the platform; checked."""
+def settings(option, paced=False):
+    """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
+    platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
     env = os.environ.get("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = (option if option is not None else env or DEFAULT_BASE).strip()
@@ -2002,11 +1993,6 @@ def server(option):
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
         raise Usage("%s must be an http:// or https:// address, got %s (see %s --help)"
                     % (named, one_line(json.dumps(base), 60), SCRIPT))
-    return base.rstrip("/"), named
-
-
-def network(paced=False):
-    """The run's Network, its deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2016,7 +2002,7 @@ def network(paced=False):
         if not 0 < value < math.inf:
             raise Usage("$%s must be a number of seconds above 0 (see %s --help)" % (name, SCRIPT))
         seconds.append(value)
-    return Network(*seconds, paced=paced)
+    return base.rstrip("/"), named, Network(*seconds, paced=paced)
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2130,8 +2116,7 @@ def against_lines(folder, saved_at, count, changes):
 def clipped(value):
     """A value of a record as one short line: a string as it is, another value as JSON writes it
     (a float as repr), 40 characters at most."""
-    text = value if isinstance(value, str) else repr(value) if isinstance(value, float) else (
-        json.dumps(value))
+    text = value if isinstance(value, str) else json.dumps(value)  # a float as its repr
     return one_line(text if len(text) <= 40 else text[:37] + "...", 40)
 
 
