@@ -123,7 +123,10 @@ def t_quantile(nu, q):
     # precision; that log is nearly linear in log t in heavy and light tails alike.
     a, central, t = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q)
     target = 2.0 * q - 1.0 if central else 1.0 - q
-    log_c = _log_c(a)
+    # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas
+    log_ratio = math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a) + (
+        a * math.log1p(0.5 / a) - 0.5) + (_stirling(a + 0.5) - _stirling(a))
+    log_c = log_ratio - 0.5 * math.log(math.pi)
     for _ in range(100):
         r = t * t / nu
         x, y = 1.0 / (1.0 + r), r / (1.0 + r)       # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
@@ -140,15 +143,6 @@ def t_quantile(nu, q):
             return t
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
 
-def _log_c(a):
-    """log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas."""
-    if a < 30:
-        log_ratio = math.lgamma(a + 0.5) - math.lgamma(a)
-    else:
-        stirling = _stirling(a + 0.5) - _stirling(a)
-        log_ratio = 0.5 * math.log(a) + (a * math.log1p(0.5 / a) - 0.5) + stirling
-    return log_ratio - 0.5 * math.log(math.pi)
-
 def _stirling(x):
     """Stirling's series for log Γ(x) past its leading terms: 1/(12x) − 1/(360x³) + …"""
     return (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
@@ -156,6 +150,7 @@ def _stirling(x):
 # --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
+    alpha = effect = None
 
     def __init__(self, trials, seats, reading, rho):
         first = trials[0]
@@ -166,42 +161,34 @@ class Terms:
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
             self.bounds = bounds or (1, max(Counter(map(match_of, seats)).values(), default=1))
-        else:
-            self.bounds, self.direction = card_terms(reading, self.metric)
+        else:   # the range (None: unbounded) and direction the card declares for a metric not a seat score
+            card, self.direction = reading.get("range"), reading.get("direction")
+            if self.direction not in ("higher", "lower"):
+                raise Unreadable("the card's direction for %s is %r, not higher or lower"
+                                 % (self.metric, self.direction))
+            # (every number read_json passes is finite)
+            if card is not None and not (number_pair(card) and card[0] < card[1]):
+                raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
+            self.bounds = card and tuple(card)
         low, high = self.bounds or (None, None)
-        values = [row for row in trials if self.bounds and row["value"]]
-        self.outside = [row for row in values if not low <= Decimal(row["value"]) <= high]
+        self.outside = [row for row in trials
+                        if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high]
         self.outside_lines = {row["_line"] for row in self.outside}
-        self.effect = reading.get("effect") if self.rule else None
-        if self.rule and self.effect not in ("difference", "log_ratio"):
-            raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
-        self.alpha = alpha_for(first, len(self.compared)) if self.rule else None
+        if self.rule:
+            self.effect, level = reading.get("effect"), first["comparison_level"]
+            if self.effect not in ("difference", "log_ratio"):
+                raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
+            # §4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)
+            where = "trials.csv line %d, column comparison_level: " % first["_line"]
+            if not 0 < (float(level) if level else math.nan) < 1:
+                raise Unreadable(where + "%r is not a level between 0 and 1" % level)
+            self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None
+            if self.alpha is not None and not 1 - self.alpha / 2 < 1:
+                raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
         # D_t's units; a difference is held within the range's width, a log ratio is not cut
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
-
-def card_terms(reading, metric):
-    """The range (None: unbounded) and direction the card declares for a metric not a seat score."""
-    card, direction = reading.get("range"), reading.get("direction")
-    if direction not in ("higher", "lower"):
-        raise Unreadable("the card's direction for %s is %r, not higher or lower"
-                         % (metric, direction))
-    # (every number read_json passes is finite)
-    if card is not None and not (number_pair(card) and card[0] < card[1]):
-        raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
-    return card and tuple(card), direction
-
-def alpha_for(first, k):
-    """§4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)."""
-    level = first["comparison_level"]
-    where = "trials.csv line %d, column comparison_level: " % first["_line"]
-    if not 0 < (float(level) if level else math.nan) < 1:
-        raise Unreadable(where + "%r is not a level between 0 and 1" % level)
-    alpha = (1 - float(level)) / k if k else None
-    if alpha is not None and not 1 - alpha / 2 < 1:
-        raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
-    return alpha
 
 # --- §3 each trial's value
 def value_from_seats(focal_seats, metric):
@@ -510,25 +497,20 @@ def _by_key(reading, part, key, kind):
 
 def first_fault(name, rows, fault):
     """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
-    faults = ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row))
-    return next(faults, None)
+    return next(("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None)
 
 def versus(page, files, agrees, files_text=None, whose="files"):
     """A page-against-files check's detail: None when it agrees."""
     return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
 
 def count_fault(page, files):
-    """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
-    if not isinstance(files, dict):
-        return versus(page, None, is_count(page, files), "%d" % files)
-    agrees = isinstance(page, dict) and all(
-        is_count(page.get(r, 0), files.get(r, 0)) for r in {*page, *files}
-    )
-    return versus(page, None, agrees, json.dumps(files, sort_keys=True))
-
-def is_count(page, files):
-    """Whether the page's count is an integer (a boolean is not one) equal to the files'."""
-    return type(page) is int and page == files
+    """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'; a
+    count is an integer (a boolean is not one) equal to the files'."""
+    if isinstance(files, dict):
+        agrees = isinstance(page, dict) and not any(
+            count_fault(page.get(r, 0), files.get(r, 0)) for r in {*page, *files})
+        return versus(page, None, agrees, json.dumps(files, sort_keys=True))
+    return versus(page, None, type(page) is int and page == files, "%d" % files)
 
 def same_level(page, files):
     """Check 22: the page's comparisonLevel is the files' level as a decimal, or both are none."""
@@ -553,69 +535,51 @@ def first_pairs(trials):
     return {row["trial"]: row["pair"] for row in reversed(trials)}
 
 def file_checks(result, study_id, trials, seats, reading, terms):
-    """study.md §7 checks 1-25 in order, then every value within the metric's range, if any."""
+    """study.md §7 checks 1-25 in order, then every value within the metric's range, if any; a
+    check's fault is a message, else false."""
     checks = row_checks(study_id, trials, seats) + link_checks(trials, seats)
     checks += count_checks(trials, seats, reading) + page_checks(trials[0], reading, terms)
     if terms.bounds is not None:
         name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
-        fault = first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])
-        checks.append((name, fault))
-    result.checks += [(name, fault is None, fault) for name, fault in checks]
+        checks.append((name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])))
+    result.checks += [(name, not fault, fault or None) for name, fault in checks]
 
 def row_checks(study_id, trials, seats):
     """Checks 1-7: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
     this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
     (4-7)."""
-
-    def canary(row):
-        return row["canary"] != CANARY and "canary missing or altered"
-
-    def other_study(row):
-        other = row["study"] != study_id
-        return other and "study %r, the address names %s" % (row["study"], study_id)
-
     files = (("trials.csv", trials), ("seats.csv", seats))
-    checks = [("canary on every %s row" % name, first_fault(name, rows, canary))  # 1-2
-              for name, rows in files]
-    study = first_fault("trials.csv", trials, other_study)
-    study = study or first_fault("seats.csv", seats, other_study)
-    checks.append(("every trials.csv and seats.csv row names this study", study))  # 3
+    checks = [("canary on every %s row" % name, first_fault(name, rows, lambda row: (  # 1-2
+        row["canary"] != CANARY and "canary missing or altered"))) for name, rows in files]
+    study = [first_fault(name, rows, lambda row: row["study"] != study_id
+                         and "study %r, the address names %s" % (row["study"], study_id))
+             for name, rows in files]
+    checks.append(("every trials.csv and seats.csv row names this study", study[0] or study[1]))  # 3
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
-        fault = "found %s" % found if len(found) > 1 else None
-        checks.append(("one %s on every trials.csv row" % column, fault))
+        checks.append(("one %s on every trials.csv row" % column, len(found) > 1 and "found %s" % found))
     return checks
 
 def link_checks(trials, seats):
     """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row
     (9) and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard
     (12, §3)."""
-    trial_rows, seated = {match_of(row): row for row in trials}, set(map(match_of, seats))
+    rubric, seated = {match_of(row): row["rubric"] for row in trials}, set(map(match_of, seats))
     pair_of = first_pairs(trials)
-
-    def rubric(seat):
-        ours, theirs = seat["rubric"], trial_rows[match_of(seat)]["rubric"]
-        return ours != theirs and "rubric %r, its trial row's is %r" % (ours, theirs)
-
-    def unseated(row):
-        missing = match_of(row) not in seated
-        return missing and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
-
-    def untried(seat):
-        missing = match_of(seat) not in trial_rows
-        return missing and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
-
-    def two_pairs(row):
-        return pair_of[row["trial"]] != row["pair"] and "trial %s is both in and out" % row["trial"]
-
-    linked = [seat for seat in seats if match_of(seat) in trial_rows]
-    return [
-        ("every seat's rubric is its trial row's", first_fault("seats.csv", linked, rubric)),  # 8
-        ("every trials.csv row has a seat row", first_fault("trials.csv", trials, unseated)),  # 9
-        ("every seats.csv row has a trials.csv row", first_fault("seats.csv", seats, untried)),
-        ("one pair per trial", first_fault("trials.csv", trials, two_pairs)),  # 11
-        ("every seat's fitness index and grade as its dimensions give",  # 12
-         first_fault("seats.csv", seats, scorecard_fault))]
+    linked = [seat for seat in seats if match_of(seat) in rubric]
+    return [(name, first_fault(file, rows, fault)) for name, file, rows, fault in (
+        ("every seat's rubric is its trial row's", "seats.csv", linked, lambda seat: (  # 8
+            seat["rubric"] != rubric[match_of(seat)]
+            and "rubric %r, its trial row's is %r" % (seat["rubric"], rubric[match_of(seat)]))),
+        ("every trials.csv row has a seat row", "trials.csv", trials, lambda row: (  # 9
+            match_of(row) not in seated and "trial %s arm %s has no seat row" % (row["trial"], row["arm"]))),
+        ("every seats.csv row has a trials.csv row", "seats.csv", seats, lambda seat: (  # 10
+            match_of(seat) not in rubric
+            and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"]))),
+        ("one pair per trial", "trials.csv", trials, lambda row: (  # 11
+            pair_of[row["trial"]] != row["pair"] and "trial %s is both in and out" % row["trial"])),
+        ("every seat's fitness index and grade as its dimensions give", "seats.csv", seats,  # 12
+         scorecard_fault))]
 
 def count_checks(trials, seats, reading):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
@@ -624,35 +588,27 @@ def count_checks(trials, seats, reading):
     pairs = list(first_pairs(trials).values())
     files = {"trials": len(pairs), "rows": len(trials),
              "valued": sum(1 for row in trials if row["value"]), "seats": len(seats),
-             "noValue": dict(Counter(row["no_value"] for row in trials if row["no_value"])),
+             "noValue": Counter(row["no_value"] for row in trials if row["no_value"]),
              "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
-    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k]))
-            for k in files]
-
-
-
+    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k])) for k in files]
 
 def page_checks(first, reading, terms):
     """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files';
     24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
-    checks, level = [], first["comparison_level"] or None
-    ours = [("metric", first["metric"]), ("stoppingRule", terms.rule),
-            ("comparisonLevel", level), ("rubric", first["rubric"])]
-    for field, files in ours:  # 20-23
-        page = reading.get(field)
-        if field == "comparisonLevel":
-            # as decimals ("0.95" is "0.950"), the files' text shown whole
-            fault = versus(page, None, same_level(page, files), files)
-        else:
-            fault = versus(page, files, page == files)
-        checks.append(("the page's %s is the files'" % field, fault))
+    level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
+    ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
+    checks = [("the page's %s is the files'" % f, versus(reading.get(f), files, reading.get(f) == files))
+              for f, files in ours]
+    # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
+    fault = versus(page, None, same_level(page, level), level)
+    checks.insert(2, ("the page's comparisonLevel is the files'", fault))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
-        fault = versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")
-        checks.append(("the page's range is %s's" % terms.metric, fault))  # 24
-        fault = versus(direction, terms.direction, direction == terms.direction)
-        checks.append(("the page's direction is the files'", fault))  # 25
+        checks += [("the page's range is %s's" % terms.metric,  # 24
+                    versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")),
+                   ("the page's direction is the files'",  # 25
+                    versus(direction, terms.direction, direction == terms.direction))]
     return checks
 
 # --- the whole recompute
@@ -1119,40 +1075,35 @@ def _figure_rows(figures, values):
     return lines
 
 def _figure_tables(figures, values, wrong):
-    """A table per comparison, arm and model, a cell holding published/recomputed where they differ."""
+    """A table per comparison, arm and model (a row each, a column per figure), a cell holding
+    published/recomputed where they differ."""
     lines, differ = [], [f for f in figures if not f["same"]]
     for kind in ("comparison", "arm", "model"):
-        lines += _kind_table(kind, [f for f in figures if kind in f["key"]])
+        rows, columns = {}, {}
+        for f in (f for f in figures if kind in f["key"]):
+            column = re.sub(" (low|high)$", "", f["key"]["figure"])
+            columns[column] = None      # the columns in order of first appearance
+            cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
+            rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
+        table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+                 for name, cells in rows.items()]
+        lines += [""] + _table([kind + "s", *columns], table) if rows else []
     if differ:
         lines += ["", "a/b: published a, recomputed b where they differ"]
-    for f in differ:
-        published, recomputed = _cell(f["published"]), _cell(f["recomputed"])
-        lines.append("DIFFERS %s %s: published %s, recomputed %s%s" % (
-            *f["label"].rpartition(": ")[::2], published, recomputed,
-            _difference(f, ", %+d in the last place")))
+    lines += ["DIFFERS %s %s: published %s, recomputed %s%s" % (
+        *f["label"].rpartition(": ")[::2], _cell(f["published"]), _cell(f["recomputed"]),
+        _difference(f, ", %+d in the last place")) for f in differ]
     lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
     lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
               for f in figures if f.get("bound")]
     if values:
-        agree = len(values) - len(wrong)
-        lines += ["", "trial values from their focal seats: %d of %d agree" % (agree, len(values))]
+        lines += ["", "trial values from their focal seats: %d of %d agree" % (len(values) - len(wrong),
+                                                                               len(values))]
     return lines
 
-def _kind_table(kind, figures):
-    """The comparisons', arms' or models' figures as a table: a row each, a column per figure."""
-    rows, columns = {}, []
-    for f in figures:
-        column = re.sub(" (low|high)$", "", f["key"]["figure"])
-        if column not in columns:
-            columns.append(column)
-        cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
-        rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
-    table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
-             for name, cells in rows.items()]
-    return [""] + _table([kind + "s"] + columns, table) if rows else []
-
 def report_text(header, result, every):
-    """The report: header, root causes, figures, checks, each match, the counts, trust, verdict."""
+    """The report: header, root causes, figures, checks (those that fail, --all: every check,
+    numbered, then how many of the others agree), each match, the counts, trust, verdict."""
     values = [f for f in result.figures if "line" in f]  # each trial's value from its focal seats
     figures = [f for f in result.figures if "line" not in f]
     wrong = [f for f in values if not f["same"]]
@@ -1164,53 +1115,40 @@ def report_text(header, result, every):
             f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
             _cell(f["recomputed"]), _difference(f, " (%+d)")))
     lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
-    lines += _check_lines(result.checks, every)
+    shown = [(n, *check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
+    lines += ["", "checks"] + ["%3d. %s: %s%s" % (n, one_line(name), "agrees" if agrees else "FAILS",
+                                                  "" if detail is None else " (%s)" % one_line(detail))
+                               for n, name, agrees, detail in shown]
+    agreeing = len(result.checks) - len(shown)
+    if agreeing:
+        others = "the other" if shown else "all"
+        agree = "agrees" if agreeing == 1 else "agree"
+        lines.append("  %s %d %s (--all lists each)" % (others, agreeing, agree))
+    # the counts kept apart: figures, checks and, under --matches, matches, waits and rows
+    counts = _summary(result)
+    tail = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+            "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
     if result.matches is not None:
         lines += match_lines(result.matches)
-    lines += _count_lines(result) + ["taken on trust:"]
-    lines += ["  - " + one_line(t) for t in result.trust]
+        rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
+        tail += ["matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
+                 "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
+                 "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
+                 % rows]
+    lines += tail + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
     width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
     return "\n".join([part for line in lines for part in wrapped(line, width)] + [
         one_line(verdict, len(verdict))])
 
-def _check_lines(checks, every):
-    """The checks that fail (--all: every check), numbered, then how many of the others agree."""
-    lines, agreeing = ["", "checks"], 0
-    for n, (name, agrees, detail) in enumerate(checks, 1):
-        if every or not agrees:
-            detail = "" if detail is None else " (%s)" % one_line(detail)
-            said = "agrees" if agrees else "FAILS"
-            lines.append("%3d. %s: %s%s" % (n, one_line(name), said, detail))
-        else:
-            agreeing += 1
-    if agreeing:
-        others = "the other" if agreeing < len(checks) else "all"
-        agree = "agrees" if agreeing == 1 else "agree"
-        lines.append("  %s %d %s (--all lists each)" % (others, agreeing, agree))
-
-    return lines
-
-
-def _count_lines(result):
-    """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
-    counts = _summary(result)
-    lines = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
-             "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
-    if result.matches is None:
-        return lines
-    rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
-    return lines + [
-        "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
-        "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
-        "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % rows]
-
-
 def study_verdict(result):
-    """The study's verdict line: figures by their key, checks by number, then each match's findings."""
+    """The study's verdict line: figures by their key (in words, comparison 1, model m, trial 3 arm 1,
+    at most 40 characters), checks by number, then each match's findings."""
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
-    wrong = [f for f in result.figures if not f["same"]]
-    differs = ["%s %s" % (_key_name(f["key"]), f["key"]["figure"]) for f in wrong]
+    keys = [f["key"] for f in result.figures if not f["same"]]
+    words = (" ".join("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)
+             for key in keys)
+    differs = ["%s %s" % (_clip(_shown(w), 40), key["figure"]) for w, key in zip(words, keys)]
     differs += ["%s seat %d %s" % (mid, d["seat"], d["figure"])
                 for mid, a in audits for d in a["differs"]]
     differs += ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]
@@ -1221,11 +1159,6 @@ def study_verdict(result):
     return verdict_line([("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed),
                          ("NOT READ", unread)])
 
-def _key_name(key):
-    """A figure's key in words (comparison 1, model m, trial 3 arm 1), at most 40 characters."""
-    words = ("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)
-    return _clip(_shown(" ".join(words)), 40)
-
 def _summary(result):
     """The counts kept apart, as --json's summary gives them."""
     counts = {"figuresSame": sum(f["same"] for f in result.figures),
@@ -1235,15 +1168,16 @@ def _summary(result):
     if matches is None:
         return counts
     differing = {(d["file"], d["line"]) for m in matches for d in m["differences"]}
-    rows = {n: sum(m["rows"][n] for m in matches) for n in ("trials.csv", "seats.csv")}
-    agree = {n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows}
+    agree = {n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
+             for n in ("trials.csv", "seats.csv")}
     recompute = [m for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"])]
     return dict(counts, matches=len(matches), matchesRecompute=len(recompute),
                 unreadable=[m["match"] for m in matches if "error" in m], rows=result.rows,
                 waited=round(result.waited), rowsAgree=agree)
 
 def match_lines(matches):
-    """§8: a line per match (its whole audit where it does not recompute), then each field that differs."""
+    """§8: a line per match (its whole audit where it does not recompute), then each field that differs
+    from its match's record: where, the file's value, the record's."""
     lines, fields = [""], [d for m in matches for d in m["differences"]]
     for m in matches:
         more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
@@ -1253,22 +1187,17 @@ def match_lines(matches):
         for a in m["audits"]:
             lines.append(where + " under %(rubric)s: figures same %(figuresSame)d of "
                          "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a)
-
             lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
     if fields:
         n = len(fields)
         lines += ["", "%d row field%s differ%s from the match records:"
                   % (n, "s" * (n > 1), "s" * (n == 1))]
-
-
-    return lines + [_field_line(d) for d in fields]
-
-def _field_line(d):
-    """A row field that differs from its match's record: where, the file's value, the record's."""
-    seat = "" if d["seat"] is None else " seat %d" % d["seat"]
-    value, record = _clip(_shown(d["value"]), 24) or "(empty)", _clip(d["record"] or "(none)", 24)
-    where = "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d + seat
-    return "%s) %s: file %s, %s %s" % (where, d["column"], value, d["source"], record)
+    for d in fields:
+        seat = "" if d["seat"] is None else " seat %d" % d["seat"]
+        value, record = _clip(_shown(d["value"]), 24) or "(empty)", _clip(d["record"] or "(none)", 24)
+        lines.append("  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d + seat
+                     + ") %s: file %s, %s %s" % (d["column"], value, d["source"], record))
+    return lines
 
 def _json_figure(f):
     """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
