@@ -844,23 +844,27 @@ def match_changes(rc, match, mid, old):
 
 # ---------------------------------------------------------------- the files
 # Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
-INTEGER, TENTHS, BOOLEAN, DECIMAL = r"-?[0-9]+", r"[0-9]+(\.[0-9])?", r"true|false", r"-?[0-9]+(\.[0-9]+)?"
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
-TRIALS = {"study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match": r"m_[0-9a-f]{12}",
-          "map_seed": INTEGER,
-          "spawn_seed": INTEGER, "ended": "completed|failed|cancelled|stopped_short",
-          "rounds_played": INTEGER, "rounds_planned": INTEGER, "resumed_at": INTEGER, "metric": "",
-          "value": r"-?[0-9]+(\.[0-9]{1,3})?", "no_value": NO_VALUE, "pair": "in|out",
-          "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT), "in_comparison": BOOLEAN,
-          "stopping_rule": "fixed|anytime", "comparison_level": r"[0-9]+(\.[0-9]+)?", "scenario": "",
-          "scenario_hash": "", "rubric": "", "analysis": "", "canary": ""}
-SEATS = {"study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name": "", "model": "",
-         "harness": "", "focal": BOOLEAN, "whole_trial": BOOLEAN, "rubric": "", "fitness_index": TENTHS,
-         "grade": "", "rank": INTEGER, "status": "", **dict.fromkeys(DIMENSIONS, TENTHS), "turns": INTEGER,
-         "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL,   # the counts §8 ties:
-         **dict.fromkeys((column for column, part, _ in TIED["seats.csv"] if part == "metrics"), INTEGER),
-         "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": ""}
+FORMS = {"int": r"-?[0-9]+", "tenths": r"[0-9]+(\.[0-9])?", "bool": "true|false",
+         "decimal": r"-?[0-9]+(\.[0-9]+)?", "no_value": NO_VALUE,
+         "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT)}
+# column:form, a form named in FORMS or written out (none: any text); in seats.csv, the counts from
+# turns to recoveries are those §8 ties
+TRIALS, SEATS = (
+    {column: FORMS.get(form, form) for column, _, form in (c.partition(":") for c in spec.split())}
+    for spec in (
+        r"study trial:int arm:int arm_label match:m_[0-9a-f]{12} map_seed:int spawn_seed:int "
+        "ended:completed|failed|cancelled|stopped_short rounds_played:int rounds_planned:int "
+        r"resumed_at:int metric value:-?[0-9]+(\.[0-9]{1,3})? no_value:no_value pair:in|out "
+        "pair_out:pair_out in_comparison:bool stopping_rule:fixed|anytime "
+        r"comparison_level:[0-9]+(\.[0-9]+)? scenario scenario_hash rubric analysis canary",
+        "study trial:int arm:int seat:int name model harness focal:bool whole_trial:bool rubric "
+        "fitness_index:tenths grade rank:int status survival:tenths economy:tenths social:tenths "
+        "adaptation:tenths competitiveness:tenths turns:int rounds_sat_out:int error_turns:int "
+        "spend:decimal rests:int looks:int moves:int gathers:int crafts:int builds:int repairs:int "
+        "trains:int trades:int attacks:int raids:int messages:int dormancies:int recoveries:int "
+        r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary"))
 CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
@@ -894,10 +898,13 @@ def read_csv(body, name, forms, key, flags):
             if field == "":
                 if column in required:
                     raise Unreadable(at % column + "empty")
-            elif column in patterns:
-                # a field that fails its form or is long: named by _check_field
-                if len(field) > EXACT_DIGITS or not patterns[column].fullmatch(field):
-                    _check_field(at % column, field, patterns[column], forms[column])
+            elif column in patterns:    # of its column's form, with at most 15 digits before its point
+                if not patterns[column].fullmatch(field):
+                    raise Unreadable(at % column + "%s is not of the form %s"
+                                     % (_shown_field(field), forms[column]))
+                if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
+                    raise Unreadable(at % column + "%s has more digits before its point than the %d a double "
+                                     "holds exactly" % (_shown_field(field), EXACT_DIGITS))
         rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
         if len(rows) > MAX_CSV_ROWS:
             raise Unreadable("%s holds more than %d rows: not a study this script reads"
@@ -931,27 +938,14 @@ def _records(text, name, columns):
             if len(fields) != len(columns):
                 raise Unreadable("%s: %d fields, the header has %d"
                                  % (at, len(fields), len(columns)))
-            if not_text:
-                _check_text(name, line, columns, fields)
+            for column, field in zip(columns, fields if not_text else ()):  # a byte not UTF-8: U+DC80-U+DCFF
+                bad = NOT_TEXT.search(field)
+                if bad:
+                    raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                                     % (name, line, column, ord(bad.group()) - 0xDC00))
             yield line, fields
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
-
-def _check_text(name, line, columns, fields):
-    """Refuse a field holding a byte that is not UTF-8 (each such byte read as U+DC80-U+DCFF)."""
-    for column, field in zip(columns, fields):
-        bad = NOT_TEXT.search(field)
-        if bad:
-            raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                             % (name, line, column, ord(bad.group()) - 0xDC00))
-
-def _check_field(at, field, pattern, form):
-    """Refuse a field not of its column's form, or with more digits before its point than 15."""
-    if not pattern.fullmatch(field):
-        raise Unreadable(at + "%s is not of the form %s" % (_shown_field(field), form))
-    if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-        raise Unreadable(at + "%s has more digits before its point than the %d a double holds "
-                         "exactly" % (_shown_field(field), EXACT_DIGITS))
 
 def _check_header(header, columns, name, text):
     if header is None:
