@@ -700,44 +700,6 @@ def tie_rows(name, rows, views):
                             "source": "report" if part in ("card", "default", "focal") else "archive"})
     return out
 
-def seat_views(archive, reports, seats):
-    """Each seat row's parts of the record: its roster agent, meter, metrics entry and scorecard."""
-    agents, metrics, views = archive["seats"], archive["metrics"] or {}, []
-    for seat in seats:
-        agent = agents[int(seat["seat"]) - 1]
-        entry = metrics.get(agent["id"]) or {}
-        counts = {key: entry[key] for key in entry.get("seen", ())}
-        if entry.get("seen", set()) & {"message", "message_private"}:
-            counts["messages"] = entry["message"] + entry["message_private"]
-        views.append({"agent": agent, "meter": agent["meter"] or {}, "metrics": counts,
-                      "card": reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]})
-    return views
-
-def trial_views(rc, archive, reports, trials, seats_of, metric):
-    """Each trials.csv row's parts of the record; on a seat metric, §3's value from the scorecards."""
-    views, key = [], {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
-    for row in trials:
-        view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
-        if metric in SEAT_METRICS and row["value"]:
-            cards = reports[row["rubric"] or None]["cards"]
-            focal = [cards[int(s["seat"]) - 1]["published"].get(key)
-                     for s in seats_of.get((row["trial"], row["arm"]), []) if s["focal"] == "true"]
-            view["focal"] = {"value": None if not focal or None in focal else
-                             rc.hu(rc.running_sum(focal) / len(focal), 3)}
-        views.append(view)
-    return views
-
-def roster_faults(mid, archive, trials, seats):
-    """§8: each trial of the match has one seat row per roster seat, and no more."""
-    roster, faults, seats_of = list(range(1, len(archive["seats"]) + 1)), [], by_trial(seats)
-    for row in trials:
-        numbers = [int(s["seat"]) for s in seats_of.get((row["trial"], row["arm"]), [])]
-        if numbers != roster:
-            rows = ", ".join(map(str, numbers[:8])) + " ... (%d in all)" % len(numbers) * (len(numbers) > 8)
-            faults.append("trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
-                          % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster)))
-    return faults
-
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
     rows = [(n, r) for n, s in enumerate(full["seats"], 1) for r in s["figures"]]
@@ -752,42 +714,62 @@ def audit_brief(rc, full):
     return brief
 
 def audit_match(rc, mid, trials, seats, metric, match, versions):
-    """§8 for one match: audited under each rubric its rows name, its rows tied to its record."""
+    """§8 for one match: audited under each rubric its rows name, its rows tied to its record (each
+    trials.csv row to the archive, its rubric and, on a seat metric, §3's value from the scorecards;
+    each seat row to its roster agent, meter, metrics entry and scorecard), and each trial of the
+    match with one seat row per roster seat, and no more."""
     archive, report = rc.read_match(match, versions[0])
     reports = {versions[0]: report}
     for version in versions[1:] + [None] * (None not in versions):
         reports[version] = rc.read_report(*match.report(version), archive["seats"], version)
     named = [v for v in versions if v is not None] or [None]
     audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
-    in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(archive["seats"])]
-    views = trial_views(rc, archive, reports, trials, by_trial(in_roster), metric)
-    differences = tie_rows("trials.csv", trials, views)
-    differences += tie_rows("seats.csv", in_roster, seat_views(archive, reports, in_roster))
+    agents, metrics, seats_of = archive["seats"], archive["metrics"] or {}, by_trial(seats)
+    roster, trial_views, seat_views, faults = list(range(1, len(agents) + 1)), [], [], []
+    key = {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
+    for row in trials:
+        seated = seats_of.get((row["trial"], row["arm"]), [])
+        numbers = [int(s["seat"]) for s in seated]
+        if numbers != roster:
+            rows = ", ".join(map(str, numbers[:8])) + " ... (%d in all)" % len(numbers) * (len(numbers) > 8)
+            faults.append("trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
+                          % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster)))
+        view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
+        if metric in SEAT_METRICS and row["value"]:
+            cards = reports[row["rubric"] or None]["cards"]
+            focal = [cards[n - 1]["published"].get(key) for n, s in zip(numbers, seated)
+                     if 1 <= n <= len(agents) and s["focal"] == "true"]
+            view["focal"] = {"value": None if not focal or None in focal else
+                             rc.hu(rc.running_sum(focal) / len(focal), 3)}
+        trial_views.append(view)
+    in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(agents)]
+    for seat in in_roster:
+        agent = agents[int(seat["seat"]) - 1]
+        entry = metrics.get(agent["id"]) or {}
+        counts = {name: entry[name] for name in entry.get("seen", ())}
+        if entry.get("seen", set()) & {"message", "message_private"}:
+            counts["messages"] = entry["message"] + entry["message_private"]
+        card = reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]
+        seat_views.append({"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card})
+    differences = tie_rows("trials.csv", trials, trial_views) + tie_rows("seats.csv", in_roster, seat_views)
     return {"audits": audits, "differences": differences, "rows": {"trials.csv": len(trials),
-            "seats.csv": len(in_roster)}, "roster": roster_faults(mid, archive, trials, seats)}
+            "seats.csv": len(in_roster)}, "roster": faults}
 
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
-
-    def unnamed(row):
-        lacks, where = row["value"] and not row["match"], (row["trial"], row["arm"])
-        return lacks and "trial %s arm %s has a value and names no match" % where
-
-    def twice(row):
-        n = named[row["match"]]
-        return n > 1 and "%s is named by %d rows" % (row["match"], n)
-
     result.matches = audit_all(rc, match_groups(trials, seats), args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
-    checks = [("every trials.csv row with a value names its match", unnamed),
-              ("no match is named by two trials.csv rows", twice)]
-    checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in checks]
-    roster = faults[0] + more if faults else None
+    checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in (
+        ("every trials.csv row with a value names its match", lambda row: row["value"] and not row["match"]
+         and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])),
+        ("no match is named by two trials.csv rows", lambda row: named[row["match"]] > 1
+         and "%s is named by %d rows" % (row["match"], named[row["match"]])))]
+    roster = faults and faults[0] + more
     checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
-    result.checks += [(name, fault is None, fault) for name, fault in checks]
+    result.checks += [(name, not fault, fault or None) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
 def match_result(rc, mid, rows, args, study):
