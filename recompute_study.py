@@ -284,7 +284,13 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     if 2 <= result.maps < n:
         result.map_interval = cluster_interval(diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds)
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
-        result.verdict = verdict(terms, result, alpha)
+        # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)
+        fixed = [result.bootstrap, result.map_interval] if terms.rule == "fixed" else []
+        intervals = [result.interval] + fixed
+        sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in filter(None, intervals)}
+        result.verdict = "inconclusive"
+        if len(sides) == 1 and 0 not in sides and (terms.rule == "anytime" or result.p <= Fraction(alpha)):
+            result.verdict = "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
     return result
 
 def bootstrap_seed(study_id, arm):
@@ -300,16 +306,6 @@ def bootstrap_interval(diffs, scale, seed, alpha):
         f = math.floor(h)
         ends.append(means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f]))
     return tuple(ends)
-
-def verdict(terms, result, alpha):
-    """§4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)."""
-    intervals = [result.interval]
-    if terms.rule == "fixed":
-        intervals += [result.bootstrap] + ([] if result.map_interval is None else [result.map_interval])
-    sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in intervals}
-    if len(sides) == 1 and 0 not in sides and (terms.rule == "anytime" or result.p <= Fraction(alpha)):
-        return "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
-    return "inconclusive"
 
 # --- §5 arms and models
 def arm_figures(arm, trials, terms):
@@ -441,13 +437,11 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
-        name = "arm %d (%s)" % (arm, _label(labels[arm]))
-        figure_rows(result, {"arm": arm}, name, page.get(arm, {}), rows)
+        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page.get(arm, {}), rows)
     unknown_figures(result, "arm", page, sorted(set(page) - set(terms.arms), key=str), "n")
     page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0)]
-        rows.append(("interval", ours, 1, 0))
+        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)]
         figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
     unknown_figures(result, "model", page, [key for key in page if key not in models], "seats")
 
@@ -468,9 +462,8 @@ def value_figures(result, trials, seats, metric):
         page = exact_units(row["value"], 3)
         key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
         label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
-        difference = None if ours is None else ours - page
-        result.figure(key, label, thousandths(page), thousandths(ours), ours == page, difference,
-                      file="trials.csv", line=row["_line"])
+        result.figure(key, label, thousandths(page), thousandths(ours), ours == page,
+                      None if ours is None else ours - page, file="trials.csv", line=row["_line"])
 
 def thousandths(units):
     """A count of thousandths as the decimal text §2 writes (None stays None)."""
@@ -534,20 +527,11 @@ def first_pairs(trials):
     """{trial: its pair, in or out}, as each trial's first trials.csv row gives it."""
     return {row["trial"]: row["pair"] for row in reversed(trials)}
 
-def file_checks(result, study_id, trials, seats, reading, terms):
-    """study.md §7 checks 1-25 in order, then every value within the metric's range, if any; a
-    check's fault is a message, else false."""
-    checks = row_checks(study_id, trials, seats) + link_checks(trials, seats)
-    checks += count_checks(trials, seats, reading) + page_checks(trials[0], reading, terms)
-    if terms.bounds is not None:
-        name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
-        checks.append((name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])))
-    result.checks += [(name, not fault, fault or None) for name, fault in checks]
-
 def row_checks(study_id, trials, seats):
-    """Checks 1-7: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
+    """Checks 1-12: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
     this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
-    (4-7)."""
+    (4-7); every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9) and
+    every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
     files = (("trials.csv", trials), ("seats.csv", seats))
     checks = [("canary on every %s row" % name, first_fault(name, rows, lambda row: (  # 1-2
         row["canary"] != CANARY and "canary missing or altered"))) for name, rows in files]
@@ -558,16 +542,10 @@ def row_checks(study_id, trials, seats):
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
         checks.append(("one %s on every trials.csv row" % column, len(found) > 1 and "found %s" % found))
-    return checks
-
-def link_checks(trials, seats):
-    """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row
-    (9) and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard
-    (12, §3)."""
     rubric, seated = {match_of(row): row["rubric"] for row in trials}, set(map(match_of, seats))
     pair_of = first_pairs(trials)
     linked = [seat for seat in seats if match_of(seat) in rubric]
-    return [(name, first_fault(file, rows, fault)) for name, file, rows, fault in (
+    return checks + [(name, first_fault(file, rows, fault)) for name, file, rows, fault in (
         ("every seat's rubric is its trial row's", "seats.csv", linked, lambda seat: (  # 8
             seat["rubric"] != rubric[match_of(seat)]
             and "rubric %r, its trial row's is %r" % (seat["rubric"], rubric[match_of(seat)]))),
@@ -581,27 +559,24 @@ def link_checks(trials, seats):
         ("every seat's fitness index and grade as its dimensions give", "seats.csv", seats,  # 12
          scorecard_fault))]
 
-def count_checks(trials, seats, reading):
+def page_checks(trials, seats, reading, terms):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
-    are the files'."""
-    page = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
-    pairs = list(first_pairs(trials).values())
+    are the files'; 20-23: its metric, stoppingRule, comparisonLevel and rubric are the files';
+    24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
+    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    pairs, first = list(first_pairs(trials).values()), trials[0]
     files = {"trials": len(pairs), "rows": len(trials),
              "valued": sum(1 for row in trials if row["value"]), "seats": len(seats),
              "noValue": Counter(row["no_value"] for row in trials if row["no_value"]),
              "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
-    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k])) for k in files]
-
-def page_checks(first, reading, terms):
-    """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files';
-    24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
+    checks = [("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k])) for k in files]
     level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
     ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
-    checks = [("the page's %s is the files'" % f, versus(reading.get(f), files, reading.get(f) == files))
-              for f, files in ours]
+    checks += [("the page's %s is the files'" % f, versus(reading.get(f), value, reading.get(f) == value))
+               for f, value in ours]
     # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
     fault = versus(page, None, same_level(page, level), level)
-    checks.insert(2, ("the page's comparisonLevel is the files'", fault))
+    checks.insert(-1, ("the page's comparisonLevel is the files'", fault))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
@@ -636,7 +611,13 @@ def recompute(study_id, trials, seats, reading, rho):
     arm_and_model_figures(result, trials, seats, terms, reading, labels)
     if terms.seat_score:
         value_figures(result, trials, seats, terms.metric)
-    file_checks(result, study_id, trials, seats, reading, terms)
+    # study.md §7 checks 1-25 in order, then every value within the metric's range, if any; a
+    # check's fault is a message, else false
+    checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
+    if terms.bounds is not None:
+        name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
+        checks.append((name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])))
+    result.checks += [(name, not fault, fault or None) for name, fault in checks]
     if not terms.seat_score:
         card = _shown(reading.get("range")), terms.direction
         result.trust.append("each trial's value of %s, not a seat score, and the range %s and "
