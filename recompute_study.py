@@ -255,8 +255,8 @@ def pairs_for(arm, trials_by_trial, terms):
             if v0 <= 0 or vk <= 0:
                 return None
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
-        lines = {control["_line"], treated["_line"]}
-        pairs.append((d, int(control["map_seed"]), not terms.outside_lines & lines))
+        in_range = not terms.outside_lines & {control["_line"], treated["_line"]}
+        pairs.append((d, int(control["map_seed"]), in_range))
     return pairs
 
 def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
@@ -451,20 +451,6 @@ def unknown_figures(result, kind, page, keys, figure):
         name = "%s %s (not in the files)" % (kind, _label(key))
         figure_rows(result, {kind: key}, name, page[key], [(figure, None, None)])
 
-def value_figures(result, trials, seats, metric):
-    """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
-    focal = {}
-    for seat in seats:
-        if seat["focal"] == "true":
-            focal.setdefault(match_of(seat), []).append(seat)
-    for row in (row for row in trials if row["value"]):
-        ours = value_from_seats(focal.get(match_of(row)), metric)
-        page = exact_units(row["value"], 3)
-        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
-        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
-        result.figure(key, label, thousandths(page), thousandths(ours), ours == page,
-                      None if ours is None else ours - page, file="trials.csv", line=row["_line"])
-
 def thousandths(units):
     """A count of thousandths as the decimal text §2 writes (None stays None)."""
     return None if units is None else _units_text(abs(units), 3, units < 0)
@@ -504,14 +490,6 @@ def count_fault(page, files):
             count_fault(page.get(r, 0), files.get(r, 0)) for r in {*page, *files})
         return versus(page, None, agrees, json.dumps(files, sort_keys=True))
     return versus(page, None, type(page) is int and page == files, "%d" % files)
-
-def same_level(page, files):
-    """Check 22: the page's comparisonLevel is the files' level as a decimal, or both are none."""
-    if page is None or files is None:
-        return page is None and files is None
-    return (
-        isinstance(page, str) and DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(files)
-    )
 
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
@@ -575,7 +553,9 @@ def page_checks(trials, seats, reading, terms):
     checks += [("the page's %s is the files'" % f, versus(reading.get(f), value, reading.get(f) == value))
                for f, value in ours]
     # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
-    fault = versus(page, None, same_level(page, level), level)
+    same = page is None and level is None or isinstance(page, str) and level is not None and (
+        DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(level))
+    fault = versus(page, None, same, level)
     checks.insert(-1, ("the page's comparisonLevel is the files'", fault))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
@@ -609,8 +589,16 @@ def recompute(study_id, trials, seats, reading, rho):
     for arm in sorted(set(pages) - set(terms.compared), key=str):
         comparison_figures(result, arm, "not in the files", Comparison(), pages[arm], terms)
     arm_and_model_figures(result, trials, seats, terms, reading, labels)
-    if terms.seat_score:
-        value_figures(result, trials, seats, terms.metric)
+    focal = {}  # §7 per valued trial row of a seat-score metric: its value from its focal seats (§3)
+    for seat in seats:
+        if seat["focal"] == "true":
+            focal.setdefault(match_of(seat), []).append(seat)
+    for row in (row for row in trials if terms.seat_score and row["value"]):
+        ours, page = value_from_seats(focal.get(match_of(row)), terms.metric), exact_units(row["value"], 3)
+        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
+        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
+        result.figure(key, label, thousandths(page), thousandths(ours), ours == page,
+                      None if ours is None else ours - page, file="trials.csv", line=row["_line"])
     # study.md §7 checks 1-25 in order, then every value within the metric's range, if any; a
     # check's fault is a message, else false
     checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
@@ -647,18 +635,6 @@ def by_trial(seats):
     for seat in seats:
         seats_of.setdefault((seat["trial"], seat["arm"]), []).append(seat)
     return seats_of
-
-def match_groups(trials, seats):
-    """{match: (its trials.csv rows, its seats.csv rows)}, matches in trial order."""
-    seats_of, groups = by_trial(seats), {}
-    for row in (row for row in trials if row["match"]):
-        group = groups.setdefault(row["match"], ([], []))
-        group[0].append(row)
-        group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
-    if len(groups) > MAX_MATCHES:
-        raise Unreadable("trials.csv names %d matches; a study plays at most %d (study.md §8)"
-                         % (len(groups), MAX_MATCHES))
-    return groups
 
 def same_as_record(value, record, column):
     """records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
@@ -739,7 +715,16 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
-    result.matches = audit_all(rc, match_groups(trials, seats), args, study)
+    # {match: (its trials.csv rows, its seats.csv rows)}, matches in trial order
+    seats_of, groups = by_trial(seats), {}
+    for row in (row for row in trials if row["match"]):
+        group = groups.setdefault(row["match"], ([], []))
+        group[0].append(row)
+        group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
+    if len(groups) > MAX_MATCHES:
+        raise Unreadable("trials.csv names %d matches; a study plays at most %d (study.md §8)"
+                         % (len(groups), MAX_MATCHES))
+    result.matches = audit_all(rc, groups, args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
@@ -1007,16 +992,6 @@ def _difference(f, form=" %+d"):
     """How far a figure is from its recomputation, in units of its last place: " -4" (none: "")."""
     return "" if f["difference"] is None else form % f["difference"]
 
-def _table(head, rows):
-    """Columns padded to their widest cell, cut into bands that each fit the terminal."""
-    widths, bands = [max(map(len, column)) for column in zip(head, *rows)], [[0]]
-    width = terminal_width()
-    for i in range(1, len(head)):
-        if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > width:
-            bands.append([0])
-        bands[-1].append(i)
-    return ["  ".join(r[i].ljust(widths[i]) for i in band).rstrip() for band in bands for r in [head] + rows]
-
 def _figure_rows(figures, values):
     """--all: every figure, then every trial value, on a row of its own."""
     lines, width = [], min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
@@ -1025,8 +1000,8 @@ def _figure_rows(figures, values):
             lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
         for f in rows:
             same = "same" if f["same"] else "DIFFERS" + _difference(f)
-            cells = _clip(f["label"], width), _cell(f["published"]), _cell(f["recomputed"]), same
-            lines.append("%-*s %-12s %-12s %s" % (width, *cells))
+            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
+                                                  _cell(f["recomputed"]), same))
             if f.get("reason"):
                 lines.append("    (%(reason)s)" % f)
     return lines
@@ -1034,7 +1009,7 @@ def _figure_rows(figures, values):
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model (a row each, a column per figure), a cell holding
     published/recomputed where they differ."""
-    lines, differ = [], [f for f in figures if not f["same"]]
+    lines, differ, width = [], [f for f in figures if not f["same"]], terminal_width()
     for kind in ("comparison", "arm", "model"):
         rows, columns = {}, {}
         for f in (f for f in figures if kind in f["key"]):
@@ -1044,7 +1019,15 @@ def _figure_tables(figures, values, wrong):
             rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
         table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
                  for name, cells in rows.items()]
-        lines += [""] + _table([kind + "s", *columns], table) if rows else []
+        if rows:    # columns padded to their widest cell, cut into bands that each fit the terminal
+            head, bands = [kind + "s", *columns], [[0]]
+            widths = [max(map(len, column)) for column in zip(head, *table)]
+            for i in range(1, len(head)):
+                if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > width:
+                    bands.append([0])
+                bands[-1].append(i)
+            lines += [""] + ["  ".join(r[i].ljust(widths[i]) for i in band).rstrip()
+                             for band in bands for r in [head] + table]
     if differ:
         lines += ["", "a/b: published a, recomputed b where they differ"]
     lines += ["DIFFERS %s %s: published %s, recomputed %s%s" % (
@@ -1127,8 +1110,8 @@ def _summary(result):
     differing = {(d["file"], d["line"]) for m in matches for d in m["differences"]}
     agree = {n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
              for n in ("trials.csv", "seats.csv")}
-    recompute = [m for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"])]
-    return dict(counts, matches=len(matches), matchesRecompute=len(recompute),
+    recompute = sum(1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"]))
+    return dict(counts, matches=len(matches), matchesRecompute=recompute,
                 unreadable=[m["match"] for m in matches if "error" in m], rows=result.rows,
                 waited=round(result.waited), rowsAgree=agree)
 
@@ -1172,11 +1155,9 @@ def report_json(study_id, address, sources, result, status, against, copy):
         out["copy"] = copy
     out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
     if result.matches is not None:
-        differences = [d for m in result.matches for d in m["differences"]]
-        out.update(matches=result.matches, differences=differences)
-    checks = [dict(zip(("check", "agrees", "detail"), check)) for check in result.checks]
-
-    out.update(checks=checks, trusted=result.trust, verdict=study_verdict(result))
+        out.update(matches=result.matches, differences=[d for m in result.matches for d in m["differences"]])
+    out.update(checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
+               trusted=result.trust, verdict=study_verdict(result))
     if against:
         out["against"] = against
     return out
