@@ -97,16 +97,6 @@ def _beta_fraction(a, b, x):
             return f
     raise ArithmeticError("the incomplete beta continued fraction did not converge")
 
-def _cornish_fisher(nu, q):
-    """The t quantile's expansion in 1/ν about the normal's (Abramowitz & Stegun 26.7.5)."""
-    z = NormalDist().inv_cdf(q)
-    z2 = z * z
-    g1 = z * (z2 + 1.0) / 4.0
-    g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0
-    g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0
-    g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0
-    return z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
-
 def t_quantile(nu, q):
     """The Student t quantile t(ν, q) for ν ≥ 1 and 0.5 ≤ q < 1, to about 1e-13 relative."""
     if not 0.5 <= q < 1.0 or nu < 1:
@@ -117,11 +107,20 @@ def t_quantile(nu, q):
         return math.tan(math.pi * (q - 0.5)) if q < 0.75 else 1.0 / math.tan(math.pi * (1.0 - q))
     if nu == 2:
         return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
+    # The t quantile's expansion in 1/ν about the normal's (Abramowitz & Stegun 26.7.5): the answer
+    # above CORNISH_FISHER_FROM, else where Newton's method starts
+    z = NormalDist().inv_cdf(q)
+    z2 = z * z
+    g1 = z * (z2 + 1.0) / 4.0
+    g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0
+    g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0
+    g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0
+    t = z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
     if nu > CORNISH_FISHER_FROM:
-        return _cornish_fisher(nu, q)
+        return t
     # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
     # precision; that log is nearly linear in log t in heavy and light tails alike.
-    a, central, t = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q)
+    a, central = 0.5 * nu, q < 0.75
     target = 2.0 * q - 1.0 if central else 1.0 - q
     # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas
     log_ratio = math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a) + (
@@ -360,8 +359,6 @@ class Result:
     def figure(self, key, label, page, ours, same, difference=None, **more):
         self.figures.append(dict(key=key, label=label, published=page, recomputed=ours, same=same,
                                  difference=None if same else difference, **more))
-    def check(self, name, agrees, detail=None):
-        self.checks.append((name, bool(agrees), detail))
 
 def _shown(page):
     return None if page is None else one_line(page if isinstance(page, str) else json.dumps(page))
@@ -424,32 +421,34 @@ def comparison_figures(result, arm, label, ours, page, terms):
     for figure in (f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"):
         figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
-        result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
+        name = "comparison %d: exact sign-flip count within its cap" % arm
+        result.checks.append((name, False, ours.p_how))
     if withheld is not None:
-        result.check("comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld)),
-                     shown is None, None if shown is None else "the page shows %s" % _shown(shown))
+        name = "comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld))
+        detail = None if shown is None else "the page shows %s" % _shown(shown)
+        result.checks.append((name, shown is None, detail))
     if terms.effect == "log_ratio":
-        result.check("comparison %d: every value of its pairs above 0 (log ratio)" % arm, ours.positive)
+        name = "comparison %d: every value of its pairs above 0 (log ratio)" % arm
+        result.checks.append((name, ours.positive, None))
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
-    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place)."""
+    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place);
+    of each of the page's entries that the files lack, its first figure, on the page's side only."""
     page = _by_key(reading, "arms", "arm", int)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
         figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page.get(arm, {}), rows)
-    unknown_figures(result, "arm", page, sorted(set(page) - set(terms.arms), key=str), "n")
+    for key in sorted(set(page) - set(terms.arms), key=str):  # the page's arms the files lack
+        figure_rows(result, {"arm": key}, "arm %s (not in the files)" % _label(key), page[key],
+                    [("n", None, None)])
     page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
         rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)]
         figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
-    unknown_figures(result, "model", page, [key for key in page if key not in models], "seats")
-
-def unknown_figures(result, kind, page, keys, figure):
-    """Each of the page's entries that the files lack: its first figure, on the page's side only."""
-    for key in keys:
-        name = "%s %s (not in the files)" % (kind, _label(key))
-        figure_rows(result, {kind: key}, name, page[key], [(figure, None, None)])
+    for key in (key for key in page if key not in models):  # and its models the files lack
+        figure_rows(result, {"model": key}, "model %s (not in the files)" % _label(key), page[key],
+                    [("seats", None, None)])
 
 def thousandths(units):
     """A count of thousandths as the decimal text §2 writes (None stays None)."""
@@ -727,13 +726,12 @@ def end_to_end(rc, args, study, trials, seats, result):
     result.matches = audit_all(rc, groups, args, study)
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
     checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in (
         ("every trials.csv row with a value names its match", lambda row: row["value"] and not row["match"]
          and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])),
         ("no match is named by two trials.csv rows", lambda row: named[row["match"]] > 1
          and "%s is named by %d rows" % (row["match"], named[row["match"]])))]
-    roster = faults and faults[0] + more
+    roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
     checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
     result.checks += [(name, not fault, fault or None) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
@@ -933,8 +931,9 @@ def read_json(body, name):
     except RecursionError:
         raise Unreadable("%s is not JSON this script reads: nested too deep" % name)
     path = _number_no_double_holds(document)
-    if path is None: return document
-    raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
+    if path is not None:
+        raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
+    return document
 
 def _number_no_double_holds(document):
     """The path to the first number no double holds, else None: an iterator per open container."""
@@ -1086,9 +1085,8 @@ def study_verdict(result):
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
     keys = [f["key"] for f in result.figures if not f["same"]]
-    words = (" ".join("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)
-             for key in keys)
-    differs = ["%s %s" % (_clip(_shown(w), 40), key["figure"]) for w, key in zip(words, keys)]
+    differs = [_clip(_shown(" ".join("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm")
+                                     if k in key)), 40) + " " + key["figure"] for key in keys]
     differs += ["%s seat %d %s" % (mid, d["seat"], d["figure"])
                 for mid, a in audits for d in a["differs"]]
     differs += ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]
