@@ -235,14 +235,14 @@ class Comparison:
     n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
     positive = in_range = True
 
-def pairs_for(arm, trials_by_trial, terms):
-    """§4.1: (D_t, map, both values in range) of comparison `arm` in trial order; None if a value is ≤ 0."""
-    pairs = []
-    for trial in sorted(trials_by_trial):
-        control, treated = trials_by_trial[trial].get(0), trials_by_trial[trial].get(arm)
+def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
+    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in trial
+    order; none where a value is ≤ 0 for a log ratio."""
+    result, pairs = Comparison(), []
+    for _, arms in sorted(trials_by_trial.items()):
+        control, treated = arms.get(0), arms.get(arm)
         read = treated and treated["pair"] == "in" and treated["in_comparison"] == "true"
         if not (control and read and treated["value"] and control["value"]):
-
             continue
         if control["map_seed"] == "":
             raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row"
@@ -252,17 +252,12 @@ def pairs_for(arm, trials_by_trial, terms):
         else:
             v0, vk = float(control["value"]), float(treated["value"])
             if v0 <= 0 or vk <= 0:
-                return None
+                result.positive = False
+                return result
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
         in_range = not terms.outside_lines & {control["_line"], treated["_line"]}
         pairs.append((d, int(control["map_seed"]), in_range))
-    return pairs
-
-def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
-    """§4.2-4.7: comparison `arm`'s figures."""
-    result, pairs = Comparison(), pairs_for(arm, trials_by_trial, terms)
     if not pairs:
-        result.positive = pairs is not None
         return result
     diffs, maps, in_range = zip(*pairs)
     alpha, scale, n = terms.alpha, terms.scale, len(diffs)
@@ -352,7 +347,8 @@ def print_comparison_figure(x, places):
 # --- §7 figures and checks
 class Result:
     """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
-    matches = None          # §8, under --matches: each match's audit and its rows' differences
+    matches = None          # §8, under --matches: each match's audit and its rows' differences,
+    differences = ()        # and all those differences in order
     changed = 0             # --against: how many changes since the saved copy
     def __init__(self):
         self.figures, self.checks, self.trust = [], [], []
@@ -635,21 +631,21 @@ def by_trial(seats):
         seats_of.setdefault((seat["trial"], seat["arm"]), []).append(seat)
     return seats_of
 
-def same_as_record(value, record, column):
-    """records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
-    if record is None:
-        return value == ""
-    if column in TEXT_COLUMNS:
-        return value == record
-    return value != "" and type(record) in (int, float) and Decimal(value) == Decimal(repr(record))
-
 def tie_rows(name, rows, views):
-    """Each field of the rows that differs from its record (views: each row's parts of the record)."""
+    """Each field of the rows that differs from its record (views: each row's parts of the record);
+    records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
     out = []
     for row, view in zip(rows, views):
-        for column, part, key in TIED[name]:
-            record = view[part].get(key) if part in view else ""
-            if part in view and not same_as_record(row[column], record, column):
+        for column, part, key in (tied for tied in TIED[name] if tied[1] in view):
+            value, record = row[column], view[part].get(key)
+            if record is None:
+                same = value == ""
+            elif column in TEXT_COLUMNS:
+                same = value == record
+            else:
+                same = value != "" and type(record) in (int, float) and (
+                    Decimal(value) == Decimal(repr(record)))
+            if not same:
                 out.append({"file": name, "line": row["_line"], "trial": int(row["trial"]),
                             "arm": int(row["arm"]), "seat": int(row["seat"]) if name == "seats.csv" else None,
                             "column": column, "value": row[column], "record": _shown(record),
@@ -724,6 +720,7 @@ def end_to_end(rc, args, study, trials, seats, result):
         raise Unreadable("trials.csv names %d matches; a study plays at most %d (study.md §8)"
                          % (len(groups), MAX_MATCHES))
     result.matches = audit_all(rc, groups, args, study)
+    result.differences = [d for m in result.matches for d in m["differences"]]
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in (
@@ -991,20 +988,6 @@ def _difference(f, form=" %+d"):
     """How far a figure is from its recomputation, in units of its last place: " -4" (none: "")."""
     return "" if f["difference"] is None else form % f["difference"]
 
-def _figure_rows(figures, values):
-    """--all: every figure, then every trial value, on a row of its own."""
-    lines, width = [], min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
-    for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)):
-        if rows:
-            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
-        for f in rows:
-            same = "same" if f["same"] else "DIFFERS" + _difference(f)
-            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
-                                                  _cell(f["recomputed"]), same))
-            if f.get("reason"):
-                lines.append("    (%(reason)s)" % f)
-    return lines
-
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model (a row each, a column per figure), a cell holding
     published/recomputed where they differ."""
@@ -1053,7 +1036,18 @@ def report_text(header, result, every):
         lines.append("  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
             f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
             _cell(f["recomputed"]), _difference(f, " (%+d)")))
-    lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
+    if not every:
+        lines += _figure_tables(figures, values, wrong)
+    width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
+    for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)) * every:
+        if rows:    # --all: every figure, then every trial value, on a row of its own
+            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
+        for f in rows:
+            same = "same" if f["same"] else "DIFFERS" + _difference(f)
+            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
+                                                  _cell(f["recomputed"]), same))
+            if f.get("reason"):
+                lines.append("    (%(reason)s)" % f)
     shown = [(n, *check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
     lines += ["", "checks"] + ["%3d. %s: %s%s" % (n, one_line(name), "agrees" if agrees else "FAILS",
                                                   "" if detail is None else " (%s)" % one_line(detail))
@@ -1068,7 +1062,7 @@ def report_text(header, result, every):
     tail = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
             "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
     if result.matches is not None:
-        lines += match_lines(result.matches)
+        lines += match_lines(result.matches, result.differences)
         rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
         tail += ["matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
                  "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
@@ -1089,7 +1083,7 @@ def study_verdict(result):
                                      if k in key)), 40) + " " + key["figure"] for key in keys]
     differs += ["%s seat %d %s" % (mid, d["seat"], d["figure"])
                 for mid, a in audits for d in a["differs"]]
-    differs += ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]
+    differs += ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
     fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
     changed = ["%d since the saved copy" % result.changed] * bool(result.changed)
@@ -1105,7 +1099,7 @@ def _summary(result):
     matches = result.matches
     if matches is None:
         return counts
-    differing = {(d["file"], d["line"]) for m in matches for d in m["differences"]}
+    differing = {(d["file"], d["line"]) for d in result.differences}
     agree = {n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
              for n in ("trials.csv", "seats.csv")}
     recompute = sum(1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"]))
@@ -1113,10 +1107,10 @@ def _summary(result):
                 unreadable=[m["match"] for m in matches if "error" in m], rows=result.rows,
                 waited=round(result.waited), rowsAgree=agree)
 
-def match_lines(matches):
+def match_lines(matches, fields):
     """§8: a line per match (its whole audit where it does not recompute), then each field that differs
     from its match's record: where, the file's value, the record's."""
-    lines, fields = [""], [d for m in matches for d in m["differences"]]
+    lines = [""]
     for m in matches:
         more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
         where = "%s (trial %d arm %d%s)" % (m["match"], *m["trials"][0], more)
@@ -1153,7 +1147,7 @@ def report_json(study_id, address, sources, result, status, against, copy):
         out["copy"] = copy
     out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
     if result.matches is not None:
-        out.update(matches=result.matches, differences=[d for m in result.matches for d in m["differences"]])
+        out.update(matches=result.matches, differences=result.differences)
     out.update(checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
                trusted=result.trust, verdict=study_verdict(result))
     if against:
