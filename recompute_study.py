@@ -417,8 +417,7 @@ def comparison_figures(result, arm, label, ours, page, terms):
     for figure in (f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"):
         figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
-        name = "comparison %d: exact sign-flip count within its cap" % arm
-        result.checks.append((name, False, ours.p_how))
+        result.checks.append(("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how))
     if withheld is not None:
         name = "comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld))
         detail = None if shown is None else "the page shows %s" % _shown(shown)
