@@ -280,8 +280,8 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
         # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)
         fixed = [result.bootstrap, result.map_interval] if terms.rule == "fixed" else []
-        intervals = [result.interval] + fixed
-        sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in filter(None, intervals)}
+        sides = {1 if low > 0 else -1 if high < 0 else 0
+                 for low, high in filter(None, [result.interval] + fixed)}
         result.verdict = "inconclusive"
         if len(sides) == 1 and 0 not in sides and (terms.rule == "anytime" or result.p <= Fraction(alpha)):
             result.verdict = "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
@@ -1031,10 +1031,9 @@ def report_text(header, result, every):
     lines = [one_line(line) for line in header]
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"]
-    for f in wrong:
-        lines.append("  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
-            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
-            _cell(f["recomputed"]), _difference(f, " (%+d)")))
+    lines += ["  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
+        f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
+        _cell(f["recomputed"]), _difference(f, " (%+d)")) for f in wrong]
     if not every:
         lines += _figure_tables(figures, values, wrong)
     width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
@@ -1054,8 +1053,8 @@ def report_text(header, result, every):
     agreeing = len(result.checks) - len(shown)
     if agreeing:
         others = "the other" if shown else "all"
-        agree = "agrees" if agreeing == 1 else "agree"
-        lines.append("  %s %d %s (--all lists each)" % (others, agreeing, agree))
+        lines.append("  %s %d %s (--all lists each)"
+                     % (others, agreeing, "agrees" if agreeing == 1 else "agree"))
     # the counts kept apart: figures, checks and, under --matches, matches, waits and rows
     counts = _summary(result)
     tail = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
@@ -1085,10 +1084,9 @@ def study_verdict(result):
     differs += ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
     fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
-    changed = ["%d since the saved copy" % result.changed] * bool(result.changed)
-    unread = [m["match"] for m in matches if "error" in m]
-    return verdict_line([("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed),
-                         ("NOT READ", unread)])
+    return verdict_line([("DIFFERS", differs), ("FAILS", fails),
+                         ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
+                         ("NOT READ", [m["match"] for m in matches if "error" in m])])
 
 def _summary(result):
     """The counts kept apart, as --json's summary gives them."""
