@@ -97,16 +97,6 @@ def _beta_fraction(a, b, x):
             return f
     raise ArithmeticError("the incomplete beta continued fraction did not converge")
 
-def _cornish_fisher(nu, q):
-    """The t quantile's expansion in 1/ν about the normal's (Abramowitz & Stegun 26.7.5)."""
-    z = NormalDist().inv_cdf(q)
-    z2 = z * z
-    g1 = z * (z2 + 1.0) / 4.0
-    g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0
-    g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0
-    g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0
-    return z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
-
 def t_quantile(nu, q):
     """The Student t quantile t(ν, q) for ν ≥ 1 and 0.5 ≤ q < 1, to about 1e-13 relative."""
     if not 0.5 <= q < 1.0 or nu < 1:
@@ -117,13 +107,25 @@ def t_quantile(nu, q):
         return math.tan(math.pi * (q - 0.5)) if q < 0.75 else 1.0 / math.tan(math.pi * (1.0 - q))
     if nu == 2:
         return (2.0 * q - 1.0) / math.sqrt(2.0 * q * (1.0 - q))
+    # The t quantile's expansion in 1/ν about the normal's (Abramowitz & Stegun 26.7.5): the answer
+    # above CORNISH_FISHER_FROM, else where Newton's method starts
+    z = NormalDist().inv_cdf(q)
+    z2 = z * z
+    g1 = z * (z2 + 1.0) / 4.0
+    g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0
+    g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0
+    g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0
+    t = z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
     if nu > CORNISH_FISHER_FROM:
-        return _cornish_fisher(nu, q)
+        return t
     # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
     # precision; that log is nearly linear in log t in heavy and light tails alike.
-    a, central, t = 0.5 * nu, q < 0.75, _cornish_fisher(nu, q)
+    a, central = 0.5 * nu, q < 0.75
     target = 2.0 * q - 1.0 if central else 1.0 - q
-    log_c = _log_c(a)
+    # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas
+    log_ratio = math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a) + (
+        a * math.log1p(0.5 / a) - 0.5) + (_stirling(a + 0.5) - _stirling(a))
+    log_c = log_ratio - 0.5 * math.log(math.pi)
     for _ in range(100):
         r = t * t / nu
         x, y = 1.0 / (1.0 + r), r / (1.0 + r)       # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
@@ -140,15 +142,6 @@ def t_quantile(nu, q):
             return t
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
 
-def _log_c(a):
-    """log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas."""
-    if a < 30:
-        log_ratio = math.lgamma(a + 0.5) - math.lgamma(a)
-    else:
-        stirling = _stirling(a + 0.5) - _stirling(a)
-        log_ratio = 0.5 * math.log(a) + (a * math.log1p(0.5 / a) - 0.5) + stirling
-    return log_ratio - 0.5 * math.log(math.pi)
-
 def _stirling(x):
     """Stirling's series for log Γ(x) past its leading terms: 1/(12x) − 1/(360x³) + …"""
     return (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
@@ -156,6 +149,7 @@ def _stirling(x):
 # --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
+    alpha = effect = None
 
     def __init__(self, trials, seats, reading, rho):
         first = trials[0]
@@ -166,42 +160,34 @@ class Terms:
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
             self.bounds = bounds or (1, max(Counter(map(match_of, seats)).values(), default=1))
-        else:
-            self.bounds, self.direction = card_terms(reading, self.metric)
+        else:   # the range (None: unbounded) and direction the card declares for a metric not a seat score
+            card, self.direction = reading.get("range"), reading.get("direction")
+            if self.direction not in ("higher", "lower"):
+                raise Unreadable("the card's direction for %s is %r, not higher or lower"
+                                 % (self.metric, self.direction))
+            # (every number read_json passes is finite)
+            if card is not None and not (number_pair(card) and card[0] < card[1]):
+                raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
+            self.bounds = card and tuple(card)
         low, high = self.bounds or (None, None)
-        values = [row for row in trials if self.bounds and row["value"]]
-        self.outside = [row for row in values if not low <= Decimal(row["value"]) <= high]
+        self.outside = [row for row in trials
+                        if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high]
         self.outside_lines = {row["_line"] for row in self.outside}
-        self.effect = reading.get("effect") if self.rule else None
-        if self.rule and self.effect not in ("difference", "log_ratio"):
-            raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
-        self.alpha = alpha_for(first, len(self.compared)) if self.rule else None
+        if self.rule:
+            self.effect, level = reading.get("effect"), first["comparison_level"]
+            if self.effect not in ("difference", "log_ratio"):
+                raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
+            # §4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)
+            where = "trials.csv line %d, column comparison_level: " % first["_line"]
+            if not 0 < (float(level) if level else math.nan) < 1:
+                raise Unreadable(where + "%r is not a level between 0 and 1" % level)
+            self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None
+            if self.alpha is not None and not 1 - self.alpha / 2 < 1:
+                raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
         # D_t's units; a difference is held within the range's width, a log ratio is not cut
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
-
-def card_terms(reading, metric):
-    """The range (None: unbounded) and direction the card declares for a metric not a seat score."""
-    card, direction = reading.get("range"), reading.get("direction")
-    if direction not in ("higher", "lower"):
-        raise Unreadable("the card's direction for %s is %r, not higher or lower"
-                         % (metric, direction))
-    # (every number read_json passes is finite)
-    if card is not None and not (number_pair(card) and card[0] < card[1]):
-        raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
-    return card and tuple(card), direction
-
-def alpha_for(first, k):
-    """§4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)."""
-    level = first["comparison_level"]
-    where = "trials.csv line %d, column comparison_level: " % first["_line"]
-    if not 0 < (float(level) if level else math.nan) < 1:
-        raise Unreadable(where + "%r is not a level between 0 and 1" % level)
-    alpha = (1 - float(level)) / k if k else None
-    if alpha is not None and not 1 - alpha / 2 < 1:
-        raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
-    return alpha
 
 # --- §3 each trial's value
 def value_from_seats(focal_seats, metric):
@@ -249,14 +235,14 @@ class Comparison:
     n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
     positive = in_range = True
 
-def pairs_for(arm, trials_by_trial, terms):
-    """§4.1: (D_t, map, both values in range) of comparison `arm` in trial order; None if a value is ≤ 0."""
-    pairs = []
-    for trial in sorted(trials_by_trial):
-        control, treated = trials_by_trial[trial].get(0), trials_by_trial[trial].get(arm)
+def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
+    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in trial
+    order; none where a value is ≤ 0 for a log ratio."""
+    result, pairs = Comparison(), []
+    for _, arms in sorted(trials_by_trial.items()):
+        control, treated = arms.get(0), arms.get(arm)
         read = treated and treated["pair"] == "in" and treated["in_comparison"] == "true"
         if not (control and read and treated["value"] and control["value"]):
-
             continue
         if control["map_seed"] == "":
             raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row"
@@ -266,17 +252,12 @@ def pairs_for(arm, trials_by_trial, terms):
         else:
             v0, vk = float(control["value"]), float(treated["value"])
             if v0 <= 0 or vk <= 0:
-                return None
+                result.positive = False
+                return result
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
-        lines = {control["_line"], treated["_line"]}
-        pairs.append((d, int(control["map_seed"]), not terms.outside_lines & lines))
-    return pairs
-
-def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
-    """§4.2-4.7: comparison `arm`'s figures."""
-    result, pairs = Comparison(), pairs_for(arm, trials_by_trial, terms)
+        in_range = not terms.outside_lines & {control["_line"], treated["_line"]}
+        pairs.append((d, int(control["map_seed"]), in_range))
     if not pairs:
-        result.positive = pairs is not None
         return result
     diffs, maps, in_range = zip(*pairs)
     alpha, scale, n = terms.alpha, terms.scale, len(diffs)
@@ -297,7 +278,13 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     if 2 <= result.maps < n:
         result.map_interval = cluster_interval(diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds)
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
-        result.verdict = verdict(terms, result, alpha)
+        # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)
+        fixed = [result.bootstrap, result.map_interval] if terms.rule == "fixed" else []
+        sides = {1 if low > 0 else -1 if high < 0 else 0
+                 for low, high in filter(None, [result.interval] + fixed)}
+        result.verdict = "inconclusive"
+        if len(sides) == 1 and 0 not in sides and (terms.rule == "anytime" or result.p <= Fraction(alpha)):
+            result.verdict = "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
     return result
 
 def bootstrap_seed(study_id, arm):
@@ -313,16 +300,6 @@ def bootstrap_interval(diffs, scale, seed, alpha):
         f = math.floor(h)
         ends.append(means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f]))
     return tuple(ends)
-
-def verdict(terms, result, alpha):
-    """§4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)."""
-    intervals = [result.interval]
-    if terms.rule == "fixed":
-        intervals += [result.bootstrap] + ([] if result.map_interval is None else [result.map_interval])
-    sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in intervals}
-    if len(sides) == 1 and 0 not in sides and (terms.rule == "anytime" or result.p <= Fraction(alpha)):
-        return "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
-    return "inconclusive"
 
 # --- §5 arms and models
 def arm_figures(arm, trials, terms):
@@ -370,15 +347,14 @@ def print_comparison_figure(x, places):
 # --- §7 figures and checks
 class Result:
     """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
-    matches = None          # §8, under --matches: each match's audit and its rows' differences
+    matches = None          # §8, under --matches: each match's audit and its rows' differences,
+    differences = ()        # and all those differences in order
     changed = 0             # --against: how many changes since the saved copy
     def __init__(self):
         self.figures, self.checks, self.trust = [], [], []
     def figure(self, key, label, page, ours, same, difference=None, **more):
         self.figures.append(dict(key=key, label=label, published=page, recomputed=ours, same=same,
                                  difference=None if same else difference, **more))
-    def check(self, name, agrees, detail=None):
-        self.checks.append((name, bool(agrees), detail))
 
 def _shown(page):
     return None if page is None else one_line(page if isinstance(page, str) else json.dumps(page))
@@ -441,49 +417,33 @@ def comparison_figures(result, arm, label, ours, page, terms):
     for figure in (f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"):
         figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
-        result.check("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
+        result.checks.append(("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how))
     if withheld is not None:
-        result.check("comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld)),
-                     shown is None, None if shown is None else "the page shows %s" % _shown(shown))
+        name = "comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld))
+        detail = None if shown is None else "the page shows %s" % _shown(shown)
+        result.checks.append((name, shown is None, detail))
     if terms.effect == "log_ratio":
-        result.check("comparison %d: every value of its pairs above 0 (log ratio)" % arm, ours.positive)
+        name = "comparison %d: every value of its pairs above 0 (log ratio)" % arm
+        result.checks.append((name, ours.positive, None))
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
-    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place)."""
+    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place);
+    of each of the page's entries that the files lack, its first figure, on the page's side only."""
     page = _by_key(reading, "arms", "arm", int)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
-        name = "arm %d (%s)" % (arm, _label(labels[arm]))
-        figure_rows(result, {"arm": arm}, name, page.get(arm, {}), rows)
-    unknown_figures(result, "arm", page, sorted(set(page) - set(terms.arms), key=str), "n")
+        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page.get(arm, {}), rows)
+    for key in sorted(set(page) - set(terms.arms), key=str):  # the page's arms the files lack
+        figure_rows(result, {"arm": key}, "arm %s (not in the files)" % _label(key), page[key],
+                    [("n", None, None)])
     page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0)]
-        rows.append(("interval", ours, 1, 0))
+        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)]
         figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
-    unknown_figures(result, "model", page, [key for key in page if key not in models], "seats")
-
-def unknown_figures(result, kind, page, keys, figure):
-    """Each of the page's entries that the files lack: its first figure, on the page's side only."""
-    for key in keys:
-        name = "%s %s (not in the files)" % (kind, _label(key))
-        figure_rows(result, {kind: key}, name, page[key], [(figure, None, None)])
-
-def value_figures(result, trials, seats, metric):
-    """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
-    focal = {}
-    for seat in seats:
-        if seat["focal"] == "true":
-            focal.setdefault(match_of(seat), []).append(seat)
-    for row in (row for row in trials if row["value"]):
-        ours = value_from_seats(focal.get(match_of(row)), metric)
-        page = exact_units(row["value"], 3)
-        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
-        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
-        difference = None if ours is None else ours - page
-        result.figure(key, label, thousandths(page), thousandths(ours), ours == page, difference,
-                      file="trials.csv", line=row["_line"])
+    for key in (key for key in page if key not in models):  # and its models the files lack
+        figure_rows(result, {"model": key}, "model %s (not in the files)" % _label(key), page[key],
+                    [("seats", None, None)])
 
 def thousandths(units):
     """A count of thousandths as the decimal text §2 writes (None stays None)."""
@@ -510,33 +470,20 @@ def _by_key(reading, part, key, kind):
 
 def first_fault(name, rows, fault):
     """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
-    faults = ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row))
-    return next(faults, None)
+    return next(("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None)
 
 def versus(page, files, agrees, files_text=None, whose="files"):
     """A page-against-files check's detail: None when it agrees."""
     return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
 
 def count_fault(page, files):
-    """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'."""
-    if not isinstance(files, dict):
-        return versus(page, None, is_count(page, files), "%d" % files)
-    agrees = isinstance(page, dict) and all(
-        is_count(page.get(r, 0), files.get(r, 0)) for r in {*page, *files}
-    )
-    return versus(page, None, agrees, json.dumps(files, sort_keys=True))
-
-def is_count(page, files):
-    """Whether the page's count is an integer (a boolean is not one) equal to the files'."""
-    return type(page) is int and page == files
-
-def same_level(page, files):
-    """Check 22: the page's comparisonLevel is the files' level as a decimal, or both are none."""
-    if page is None or files is None:
-        return page is None and files is None
-    return (
-        isinstance(page, str) and DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(files)
-    )
+    """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'; a
+    count is an integer (a boolean is not one) equal to the files'."""
+    if isinstance(files, dict):
+        agrees = isinstance(page, dict) and not any(
+            count_fault(page.get(r, 0), files.get(r, 0)) for r in {*page, *files})
+        return versus(page, None, agrees, json.dumps(files, sort_keys=True))
+    return versus(page, None, type(page) is int and page == files, "%d" % files)
 
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
@@ -552,111 +499,69 @@ def first_pairs(trials):
     """{trial: its pair, in or out}, as each trial's first trials.csv row gives it."""
     return {row["trial"]: row["pair"] for row in reversed(trials)}
 
-def file_checks(result, study_id, trials, seats, reading, terms):
-    """study.md §7 checks 1-25 in order, then every value within the metric's range, if any."""
-    checks = row_checks(study_id, trials, seats) + link_checks(trials, seats)
-    checks += count_checks(trials, seats, reading) + page_checks(trials[0], reading, terms)
-    if terms.bounds is not None:
-        name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
-        fault = first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])
-        checks.append((name, fault))
-    result.checks += [(name, fault is None, fault) for name, fault in checks]
-
 def row_checks(study_id, trials, seats):
-    """Checks 1-7: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
+    """Checks 1-12: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
     this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
-    (4-7)."""
-
-    def canary(row):
-        return row["canary"] != CANARY and "canary missing or altered"
-
-    def other_study(row):
-        other = row["study"] != study_id
-        return other and "study %r, the address names %s" % (row["study"], study_id)
-
+    (4-7); every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9) and
+    every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
     files = (("trials.csv", trials), ("seats.csv", seats))
-    checks = [("canary on every %s row" % name, first_fault(name, rows, canary))  # 1-2
-              for name, rows in files]
-    study = first_fault("trials.csv", trials, other_study)
-    study = study or first_fault("seats.csv", seats, other_study)
-    checks.append(("every trials.csv and seats.csv row names this study", study))  # 3
+    checks = [("canary on every %s row" % name, first_fault(name, rows, lambda row: (  # 1-2
+        row["canary"] != CANARY and "canary missing or altered"))) for name, rows in files]
+    study = [first_fault(name, rows, lambda row: row["study"] != study_id
+                         and "study %r, the address names %s" % (row["study"], study_id))
+             for name, rows in files]
+    checks.append(("every trials.csv and seats.csv row names this study", study[0] or study[1]))  # 3
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
-        fault = "found %s" % found if len(found) > 1 else None
-        checks.append(("one %s on every trials.csv row" % column, fault))
-    return checks
-
-def link_checks(trials, seats):
-    """Checks 8-12: every seat's rubric is its trial row's (8); every trials.csv row has a seat row
-    (9) and every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard
-    (12, §3)."""
-    trial_rows, seated = {match_of(row): row for row in trials}, set(map(match_of, seats))
+        checks.append(("one %s on every trials.csv row" % column, len(found) > 1 and "found %s" % found))
+    rubric, seated = {match_of(row): row["rubric"] for row in trials}, set(map(match_of, seats))
     pair_of = first_pairs(trials)
+    linked = [seat for seat in seats if match_of(seat) in rubric]
+    return checks + [(name, first_fault(file, rows, fault)) for name, file, rows, fault in (
+        ("every seat's rubric is its trial row's", "seats.csv", linked, lambda seat: (  # 8
+            seat["rubric"] != rubric[match_of(seat)]
+            and "rubric %r, its trial row's is %r" % (seat["rubric"], rubric[match_of(seat)]))),
+        ("every trials.csv row has a seat row", "trials.csv", trials, lambda row: (  # 9
+            match_of(row) not in seated and "trial %s arm %s has no seat row" % (row["trial"], row["arm"]))),
+        ("every seats.csv row has a trials.csv row", "seats.csv", seats, lambda seat: (  # 10
+            match_of(seat) not in rubric
+            and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"]))),
+        ("one pair per trial", "trials.csv", trials, lambda row: (  # 11
+            pair_of[row["trial"]] != row["pair"] and "trial %s is both in and out" % row["trial"])),
+        ("every seat's fitness index and grade as its dimensions give", "seats.csv", seats,  # 12
+         scorecard_fault))]
 
-    def rubric(seat):
-        ours, theirs = seat["rubric"], trial_rows[match_of(seat)]["rubric"]
-        return ours != theirs and "rubric %r, its trial row's is %r" % (ours, theirs)
-
-    def unseated(row):
-        missing = match_of(row) not in seated
-        return missing and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
-
-    def untried(seat):
-        missing = match_of(seat) not in trial_rows
-        return missing and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
-
-    def two_pairs(row):
-        return pair_of[row["trial"]] != row["pair"] and "trial %s is both in and out" % row["trial"]
-
-    linked = [seat for seat in seats if match_of(seat) in trial_rows]
-    return [
-        ("every seat's rubric is its trial row's", first_fault("seats.csv", linked, rubric)),  # 8
-        ("every trials.csv row has a seat row", first_fault("trials.csv", trials, unseated)),  # 9
-        ("every seats.csv row has a trials.csv row", first_fault("seats.csv", seats, untried)),
-        ("one pair per trial", first_fault("trials.csv", trials, two_pairs)),  # 11
-        ("every seat's fitness index and grade as its dimensions give",  # 12
-         first_fault("seats.csv", seats, scorecard_fault))]
-
-def count_checks(trials, seats, reading):
+def page_checks(trials, seats, reading, terms):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
-    are the files'."""
-    page = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
-    pairs = list(first_pairs(trials).values())
+    are the files'; 20-23: its metric, stoppingRule, comparisonLevel and rubric are the files';
+    24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
+    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    pairs, first = list(first_pairs(trials).values()), trials[0]
     files = {"trials": len(pairs), "rows": len(trials),
              "valued": sum(1 for row in trials if row["value"]), "seats": len(seats),
-             "noValue": dict(Counter(row["no_value"] for row in trials if row["no_value"])),
+             "noValue": Counter(row["no_value"] for row in trials if row["no_value"]),
              "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
-    return [("the page's counts.%s is the files'" % k, count_fault(page.get(k), files[k]))
-            for k in files]
-
-
-
-
-def page_checks(first, reading, terms):
-    """Checks 20-23: the page's metric, stoppingRule, comparisonLevel and rubric are the files';
-    24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
-    checks, level = [], first["comparison_level"] or None
-    ours = [("metric", first["metric"]), ("stoppingRule", terms.rule),
-            ("comparisonLevel", level), ("rubric", first["rubric"])]
-    for field, files in ours:  # 20-23
-        page = reading.get(field)
-        if field == "comparisonLevel":
-            # as decimals ("0.95" is "0.950"), the files' text shown whole
-            fault = versus(page, None, same_level(page, files), files)
-        else:
-            fault = versus(page, files, page == files)
-        checks.append(("the page's %s is the files'" % field, fault))
+    checks = [("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k])) for k in files]
+    level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
+    ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
+    checks += [("the page's %s is the files'" % f, versus(reading.get(f), value, reading.get(f) == value))
+               for f, value in ours]
+    # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
+    same = page is None and level is None or isinstance(page, str) and level is not None and (
+        DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(level))
+    fault = versus(page, None, same, level)
+    checks.insert(-1, ("the page's comparisonLevel is the files'", fault))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
-        fault = versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")
-        checks.append(("the page's range is %s's" % terms.metric, fault))  # 24
-        fault = versus(direction, terms.direction, direction == terms.direction)
-        checks.append(("the page's direction is the files'", fault))  # 25
+        checks += [("the page's range is %s's" % terms.metric,  # 24
+                    versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")),
+                   ("the page's direction is the files'",  # 25
+                    versus(direction, terms.direction, direction == terms.direction))]
     return checks
 
 # --- the whole recompute
-def recompute(study_id, trials, seats, reading, rho):
+def recompute_reading(study_id, trials, seats, reading, rho):
     """Every figure of the page beside the files' arithmetic, every check, and the trust list."""
     terms, result, labels, trials_by_trial = Terms(trials, seats, reading, rho), Result(), {}, {}
     for row in trials:
@@ -678,9 +583,23 @@ def recompute(study_id, trials, seats, reading, rho):
     for arm in sorted(set(pages) - set(terms.compared), key=str):
         comparison_figures(result, arm, "not in the files", Comparison(), pages[arm], terms)
     arm_and_model_figures(result, trials, seats, terms, reading, labels)
-    if terms.seat_score:
-        value_figures(result, trials, seats, terms.metric)
-    file_checks(result, study_id, trials, seats, reading, terms)
+    focal = {}  # §7 per valued trial row of a seat-score metric: its value from its focal seats (§3)
+    for seat in seats:
+        if seat["focal"] == "true":
+            focal.setdefault(match_of(seat), []).append(seat)
+    for row in (row for row in trials if terms.seat_score and row["value"]):
+        ours, page = value_from_seats(focal.get(match_of(row)), terms.metric), exact_units(row["value"], 3)
+        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
+        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
+        result.figure(key, label, thousandths(page), thousandths(ours), ours == page,
+                      None if ours is None else ours - page, file="trials.csv", line=row["_line"])
+    # study.md §7 checks 1-25 in order, then every value within the metric's range, if any; a
+    # check's fault is a message, else false
+    checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
+    if terms.bounds is not None:
+        name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
+        checks.append((name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])))
+    result.checks += [(name, not fault, fault or None) for name, fault in checks]
     if not terms.seat_score:
         card = _shown(reading.get("range")), terms.direction
         result.trust.append("each trial's value of %s, not a seat score, and the range %s and "
@@ -711,76 +630,26 @@ def by_trial(seats):
         seats_of.setdefault((seat["trial"], seat["arm"]), []).append(seat)
     return seats_of
 
-def match_groups(trials, seats):
-    """{match: (its trials.csv rows, its seats.csv rows)}, matches in trial order."""
-    seats_of, groups = by_trial(seats), {}
-    for row in (row for row in trials if row["match"]):
-        group = groups.setdefault(row["match"], ([], []))
-        group[0].append(row)
-        group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
-    if len(groups) > MAX_MATCHES:
-        raise Unreadable("trials.csv names %d matches; a study plays at most %d (study.md §8)"
-                         % (len(groups), MAX_MATCHES))
-    return groups
-
-def same_as_record(value, record, column):
-    """records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
-    if record is None:
-        return value == ""
-    if column in TEXT_COLUMNS:
-        return value == record
-    return value != "" and type(record) in (int, float) and Decimal(value) == Decimal(repr(record))
-
 def tie_rows(name, rows, views):
-    """Each field of the rows that differs from its record (views: each row's parts of the record)."""
+    """Each field of the rows that differs from its record (views: each row's parts of the record);
+    records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
     out = []
     for row, view in zip(rows, views):
-        for column, part, key in TIED[name]:
-            record = view[part].get(key) if part in view else ""
-            if part in view and not same_as_record(row[column], record, column):
+        for column, part, key in (tied for tied in TIED[name] if tied[1] in view):
+            value, record = row[column], view[part].get(key)
+            if record is None:
+                same = value == ""
+            elif column in TEXT_COLUMNS:
+                same = value == record
+            else:
+                same = value != "" and type(record) in (int, float) and (
+                    Decimal(value) == Decimal(repr(record)))
+            if not same:
                 out.append({"file": name, "line": row["_line"], "trial": int(row["trial"]),
                             "arm": int(row["arm"]), "seat": int(row["seat"]) if name == "seats.csv" else None,
                             "column": column, "value": row[column], "record": _shown(record),
                             "source": "report" if part in ("card", "default", "focal") else "archive"})
     return out
-
-def seat_views(archive, reports, seats):
-    """Each seat row's parts of the record: its roster agent, meter, metrics entry and scorecard."""
-    agents, metrics, views = archive["seats"], archive["metrics"] or {}, []
-    for seat in seats:
-        agent = agents[int(seat["seat"]) - 1]
-        entry = metrics.get(agent["id"]) or {}
-        counts = {key: entry[key] for key in entry.get("seen", ())}
-        if entry.get("seen", set()) & {"message", "message_private"}:
-            counts["messages"] = entry["message"] + entry["message_private"]
-        views.append({"agent": agent, "meter": agent["meter"] or {}, "metrics": counts,
-                      "card": reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]})
-    return views
-
-def trial_views(rc, archive, reports, trials, seats_of, metric):
-    """Each trials.csv row's parts of the record; on a seat metric, §3's value from the scorecards."""
-    views, key = [], {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
-    for row in trials:
-        view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
-        if metric in SEAT_METRICS and row["value"]:
-            cards = reports[row["rubric"] or None]["cards"]
-            focal = [cards[int(s["seat"]) - 1]["published"].get(key)
-                     for s in seats_of.get((row["trial"], row["arm"]), []) if s["focal"] == "true"]
-            view["focal"] = {"value": None if not focal or None in focal else
-                             rc.hu(rc.running_sum(focal) / len(focal), 3)}
-        views.append(view)
-    return views
-
-def roster_faults(mid, archive, trials, seats):
-    """§8: each trial of the match has one seat row per roster seat, and no more."""
-    roster, faults, seats_of = list(range(1, len(archive["seats"]) + 1)), [], by_trial(seats)
-    for row in trials:
-        numbers = [int(s["seat"]) for s in seats_of.get((row["trial"], row["arm"]), [])]
-        if numbers != roster:
-            rows = ", ".join(map(str, numbers[:8])) + " ... (%d in all)" % len(numbers) * (len(numbers) > 8)
-            faults.append("trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
-                          % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster)))
-    return faults
 
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
@@ -796,42 +665,71 @@ def audit_brief(rc, full):
     return brief
 
 def audit_match(rc, mid, trials, seats, metric, match, versions):
-    """§8 for one match: audited under each rubric its rows name, its rows tied to its record."""
+    """§8 for one match: audited under each rubric its rows name, its rows tied to its record (each
+    trials.csv row to the archive, its rubric and, on a seat metric, §3's value from the scorecards;
+    each seat row to its roster agent, meter, metrics entry and scorecard), and each trial of the
+    match with one seat row per roster seat, and no more."""
     archive, report = rc.read_match(match, versions[0])
     reports = {versions[0]: report}
     for version in versions[1:] + [None] * (None not in versions):
         reports[version] = rc.read_report(*match.report(version), archive["seats"], version)
     named = [v for v in versions if v is not None] or [None]
     audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
-    in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(archive["seats"])]
-    views = trial_views(rc, archive, reports, trials, by_trial(in_roster), metric)
-    differences = tie_rows("trials.csv", trials, views)
-    differences += tie_rows("seats.csv", in_roster, seat_views(archive, reports, in_roster))
+    agents, metrics, seats_of = archive["seats"], archive["metrics"] or {}, by_trial(seats)
+    roster, trial_views, seat_views, faults = list(range(1, len(agents) + 1)), [], [], []
+    key = {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
+    for row in trials:
+        seated = seats_of.get((row["trial"], row["arm"]), [])
+        numbers = [int(s["seat"]) for s in seated]
+        if numbers != roster:
+            rows = ", ".join(map(str, numbers[:8])) + " ... (%d in all)" % len(numbers) * (len(numbers) > 8)
+            faults.append("trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
+                          % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster)))
+        view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
+        if metric in SEAT_METRICS and row["value"]:
+            cards = reports[row["rubric"] or None]["cards"]
+            focal = [cards[n - 1]["published"].get(key) for n, s in zip(numbers, seated)
+                     if 1 <= n <= len(agents) and s["focal"] == "true"]
+            view["focal"] = {"value": None if not focal or None in focal else
+                             rc.hu(rc.running_sum(focal) / len(focal), 3)}
+        trial_views.append(view)
+    in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(agents)]
+    for seat in in_roster:
+        agent = agents[int(seat["seat"]) - 1]
+        entry = metrics.get(agent["id"]) or {}
+        counts = {name: entry[name] for name in entry.get("seen", ())}
+        if entry.get("seen", set()) & {"message", "message_private"}:
+            counts["messages"] = entry["message"] + entry["message_private"]
+        card = reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]
+        seat_views.append({"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card})
+    differences = tie_rows("trials.csv", trials, trial_views) + tie_rows("seats.csv", in_roster, seat_views)
     return {"audits": audits, "differences": differences, "rows": {"trials.csv": len(trials),
-            "seats.csv": len(in_roster)}, "roster": roster_faults(mid, archive, trials, seats)}
+            "seats.csv": len(in_roster)}, "roster": faults}
 
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
-
-    def unnamed(row):
-        lacks, where = row["value"] and not row["match"], (row["trial"], row["arm"])
-        return lacks and "trial %s arm %s has a value and names no match" % where
-
-    def twice(row):
-        n = named[row["match"]]
-        return n > 1 and "%s is named by %d rows" % (row["match"], n)
-
-    result.matches = audit_all(rc, match_groups(trials, seats), args, study)
+    # {match: (its trials.csv rows, its seats.csv rows)}, matches in trial order
+    seats_of, groups = by_trial(seats), {}
+    for row in (row for row in trials if row["match"]):
+        group = groups.setdefault(row["match"], ([], []))
+        group[0].append(row)
+        group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
+    if len(groups) > MAX_MATCHES:
+        raise Unreadable("trials.csv names %d matches; a study plays at most %d (study.md §8)"
+                         % (len(groups), MAX_MATCHES))
+    result.matches = audit_all(rc, groups, args, study)
+    result.differences = [d for m in result.matches for d in m["differences"]]
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    more = " (and %d more)" % (len(faults) - 1) if len(faults) > 1 else ""
-    checks = [("every trials.csv row with a value names its match", unnamed),
-              ("no match is named by two trials.csv rows", twice)]
-    checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in checks]
-    roster = faults[0] + more if faults else None
+    checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in (
+        ("every trials.csv row with a value names its match", lambda row: row["value"] and not row["match"]
+         and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])),
+        ("no match is named by two trials.csv rows", lambda row: named[row["match"]] > 1
+         and "%s is named by %d rows" % (row["match"], named[row["match"]])))]
+    roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
     checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
-    result.checks += [(name, fault is None, fault) for name, fault in checks]
+    result.checks += [(name, not fault, fault or None) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
 def match_result(rc, mid, rows, args, study):
@@ -888,23 +786,27 @@ def match_changes(rc, match, mid, old):
 
 # ---------------------------------------------------------------- the files
 # Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
-INTEGER, TENTHS, BOOLEAN, DECIMAL = r"-?[0-9]+", r"[0-9]+(\.[0-9])?", r"true|false", r"-?[0-9]+(\.[0-9]+)?"
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
-TRIALS = {"study": "", "trial": INTEGER, "arm": INTEGER, "arm_label": "", "match": r"m_[0-9a-f]{12}",
-          "map_seed": INTEGER,
-          "spawn_seed": INTEGER, "ended": "completed|failed|cancelled|stopped_short",
-          "rounds_played": INTEGER, "rounds_planned": INTEGER, "resumed_at": INTEGER, "metric": "",
-          "value": r"-?[0-9]+(\.[0-9]{1,3})?", "no_value": NO_VALUE, "pair": "in|out",
-          "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT), "in_comparison": BOOLEAN,
-          "stopping_rule": "fixed|anytime", "comparison_level": r"[0-9]+(\.[0-9]+)?", "scenario": "",
-          "scenario_hash": "", "rubric": "", "analysis": "", "canary": ""}
-SEATS = {"study": "", "trial": INTEGER, "arm": INTEGER, "seat": INTEGER, "name": "", "model": "",
-         "harness": "", "focal": BOOLEAN, "whole_trial": BOOLEAN, "rubric": "", "fitness_index": TENTHS,
-         "grade": "", "rank": INTEGER, "status": "", **dict.fromkeys(DIMENSIONS, TENTHS), "turns": INTEGER,
-         "rounds_sat_out": INTEGER, "error_turns": INTEGER, "spend": DECIMAL,   # the counts §8 ties:
-         **dict.fromkeys((column for column, part, _ in TIED["seats.csv"] if part == "metrics"), INTEGER),
-         "reputation": DECIMAL, "aggression": INTEGER, "map_coverage": r"[0-9]+(\.[0-9]{1,3})?", "canary": ""}
+FORMS = {"int": r"-?[0-9]+", "tenths": r"[0-9]+(\.[0-9])?", "bool": "true|false",
+         "decimal": r"-?[0-9]+(\.[0-9]+)?", "no_value": NO_VALUE,
+         "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT)}
+# column:form, a form named in FORMS or written out (none: any text); in seats.csv, the counts from
+# turns to recoveries are those §8 ties
+TRIALS, SEATS = (
+    {column: FORMS.get(form, form) for column, _, form in (c.partition(":") for c in spec.split())}
+    for spec in (
+        r"study trial:int arm:int arm_label match:m_[0-9a-f]{12} map_seed:int spawn_seed:int "
+        "ended:completed|failed|cancelled|stopped_short rounds_played:int rounds_planned:int "
+        r"resumed_at:int metric value:-?[0-9]+(\.[0-9]{1,3})? no_value:no_value pair:in|out "
+        "pair_out:pair_out in_comparison:bool stopping_rule:fixed|anytime "
+        r"comparison_level:[0-9]+(\.[0-9]+)? scenario scenario_hash rubric analysis canary",
+        "study trial:int arm:int seat:int name model harness focal:bool whole_trial:bool rubric "
+        "fitness_index:tenths grade rank:int status survival:tenths economy:tenths social:tenths "
+        "adaptation:tenths competitiveness:tenths turns:int rounds_sat_out:int error_turns:int "
+        "spend:decimal rests:int looks:int moves:int gathers:int crafts:int builds:int repairs:int "
+        "trains:int trades:int attacks:int raids:int messages:int dormancies:int recoveries:int "
+        r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary"))
 CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
@@ -938,10 +840,13 @@ def read_csv(body, name, forms, key, flags):
             if field == "":
                 if column in required:
                     raise Unreadable(at % column + "empty")
-            elif column in patterns:
-                # a field that fails its form or is long: named by _check_field
-                if len(field) > EXACT_DIGITS or not patterns[column].fullmatch(field):
-                    _check_field(at % column, field, patterns[column], forms[column])
+            elif column in patterns:    # of its column's form, with at most 15 digits before its point
+                if not patterns[column].fullmatch(field):
+                    raise Unreadable(at % column + "%s is not of the form %s"
+                                     % (_shown_field(field), forms[column]))
+                if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
+                    raise Unreadable(at % column + "%s has more digits before its point than the %d a double "
+                                     "holds exactly" % (_shown_field(field), EXACT_DIGITS))
         rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
         if len(rows) > MAX_CSV_ROWS:
             raise Unreadable("%s holds more than %d rows: not a study this script reads"
@@ -975,27 +880,14 @@ def _records(text, name, columns):
             if len(fields) != len(columns):
                 raise Unreadable("%s: %d fields, the header has %d"
                                  % (at, len(fields), len(columns)))
-            if not_text:
-                _check_text(name, line, columns, fields)
+            for column, field in zip(columns, fields if not_text else ()):  # a byte not UTF-8: U+DC80-U+DCFF
+                bad = NOT_TEXT.search(field)
+                if bad:
+                    raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                                     % (name, line, column, ord(bad.group()) - 0xDC00))
             yield line, fields
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
-
-def _check_text(name, line, columns, fields):
-    """Refuse a field holding a byte that is not UTF-8 (each such byte read as U+DC80-U+DCFF)."""
-    for column, field in zip(columns, fields):
-        bad = NOT_TEXT.search(field)
-        if bad:
-            raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                             % (name, line, column, ord(bad.group()) - 0xDC00))
-
-def _check_field(at, field, pattern, form):
-    """Refuse a field not of its column's form, or with more digits before its point than 15."""
-    if not pattern.fullmatch(field):
-        raise Unreadable(at + "%s is not of the form %s" % (_shown_field(field), form))
-    if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-        raise Unreadable(at + "%s has more digits before its point than the %d a double holds "
-                         "exactly" % (_shown_field(field), EXACT_DIGITS))
 
 def _check_header(header, columns, name, text):
     if header is None:
@@ -1024,9 +916,9 @@ def read_json(body, name):
     refused, naming the field)."""
     document = parse_json(body, name)
     path = _number_no_double_holds(document)
-    if path is None:
-        return document
-    raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
+    if path is not None:
+        raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
+    return document
 
 def _number_no_double_holds(document):
     """The path to the first number no double holds, else None: an iterator per open container."""
@@ -1084,137 +976,106 @@ def _difference(f, form=" %+d"):
     """How far a figure is from its recomputation, in units of its last place: " -4" (none: "")."""
     return "" if f["difference"] is None else form % f["difference"]
 
-def _table(head, rows):
-    """Columns padded to their widest cell, cut into bands that each fit the terminal."""
-    widths, bands = [max(map(len, column)) for column in zip(head, *rows)], [[0]]
-    width = terminal_width()
-    for i in range(1, len(head)):
-        if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > width:
-            bands.append([0])
-        bands[-1].append(i)
-    return ["  ".join(r[i].ljust(widths[i]) for i in band).rstrip() for band in bands for r in [head] + rows]
-
-def _figure_rows(figures, values):
-    """--all: every figure, then every trial value, on a row of its own."""
-    lines, width = [], min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
-    for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)):
-        if rows:
-            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
-        for f in rows:
-            same = "same" if f["same"] else "DIFFERS" + _difference(f)
-            cells = _clip(f["label"], width), _cell(f["published"]), _cell(f["recomputed"]), same
-            lines.append("%-*s %-12s %-12s %s" % (width, *cells))
-            if f.get("reason"):
-                lines.append("    (%(reason)s)" % f)
-    return lines
-
 def _figure_tables(figures, values, wrong):
-    """A table per comparison, arm and model, a cell holding published/recomputed where they differ."""
-    lines, differ = [], [f for f in figures if not f["same"]]
+    """A table per comparison, arm and model (a row each, a column per figure), a cell holding
+    published/recomputed where they differ."""
+    lines, differ, width = [], [f for f in figures if not f["same"]], terminal_width()
     for kind in ("comparison", "arm", "model"):
-        lines += _kind_table(kind, [f for f in figures if kind in f["key"]])
+        rows, columns = {}, {}
+        for f in (f for f in figures if kind in f["key"]):
+            column = re.sub(" (low|high)$", "", f["key"]["figure"])
+            columns[column] = None      # the columns in order of first appearance
+            cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
+            rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
+        table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+                 for name, cells in rows.items()]
+        if rows:    # columns padded to their widest cell, cut into bands that each fit the terminal
+            head, bands = [kind + "s", *columns], [[0]]
+            widths = [max(map(len, column)) for column in zip(head, *table)]
+            for i in range(1, len(head)):
+                if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > width:
+                    bands.append([0])
+                bands[-1].append(i)
+            lines += [""] + ["  ".join(r[i].ljust(widths[i]) for i in band).rstrip()
+                             for band in bands for r in [head] + table]
     if differ:
         lines += ["", "a/b: published a, recomputed b where they differ"]
-    for f in differ:
-        published, recomputed = _cell(f["published"]), _cell(f["recomputed"])
-        lines.append("DIFFERS %s %s: published %s, recomputed %s%s" % (
-            *f["label"].rpartition(": ")[::2], published, recomputed,
-            _difference(f, ", %+d in the last place")))
+    lines += ["DIFFERS %s %s: published %s, recomputed %s%s" % (
+        *f["label"].rpartition(": ")[::2], _cell(f["published"]), _cell(f["recomputed"]),
+        _difference(f, ", %+d in the last place")) for f in differ]
     lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
     lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
               for f in figures if f.get("bound")]
     if values:
-        agree = len(values) - len(wrong)
-        lines += ["", "trial values from their focal seats: %d of %d agree" % (agree, len(values))]
+        lines += ["", "trial values from their focal seats: %d of %d agree" % (len(values) - len(wrong),
+                                                                               len(values))]
     return lines
 
-def _kind_table(kind, figures):
-    """The comparisons', arms' or models' figures as a table: a row each, a column per figure."""
-    rows, columns = {}, []
-    for f in figures:
-        column = re.sub(" (low|high)$", "", f["key"]["figure"])
-        if column not in columns:
-            columns.append(column)
-        cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
-        rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
-    table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
-             for name, cells in rows.items()]
-    return [""] + _table([kind + "s"] + columns, table) if rows else []
-
 def report_text(header, result, every):
-    """The report: header, root causes, figures, checks, each match, the counts, trust, verdict."""
+    """The report: header, root causes, figures, checks (those that fail, --all: every check,
+    numbered, then how many of the others agree), each match, the counts, trust, verdict."""
     values = [f for f in result.figures if "line" in f]  # each trial's value from its focal seats
     figures = [f for f in result.figures if "line" not in f]
     wrong = [f for f in values if not f["same"]]
     lines = [one_line(line) for line in header]
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"]
-    for f in wrong:
-        lines.append("  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
-            f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
-            _cell(f["recomputed"]), _difference(f, " (%+d)")))
-    lines += _figure_rows(figures, values) if every else _figure_tables(figures, values, wrong)
-    lines += _check_lines(result.checks, every)
+    lines += ["  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
+        f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
+        _cell(f["recomputed"]), _difference(f, " (%+d)")) for f in wrong]
+    if not every:
+        lines += _figure_tables(figures, values, wrong)
+    width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
+    for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)) * every:
+        if rows:    # --all: every figure, then every trial value, on a row of its own
+            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
+        for f in rows:
+            same = "same" if f["same"] else "DIFFERS" + _difference(f)
+            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
+                                                  _cell(f["recomputed"]), same))
+            if f.get("reason"):
+                lines.append("    (%(reason)s)" % f)
+    shown = [(n, *check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
+    lines += ["", "checks"] + ["%3d. %s: %s%s" % (n, one_line(name), "agrees" if agrees else "FAILS",
+                                                  "" if detail is None else " (%s)" % one_line(detail))
+                               for n, name, agrees, detail in shown]
+    agreeing = len(result.checks) - len(shown)
+    if agreeing:
+        others = "the other" if shown else "all"
+        lines.append("  %s %d %s (--all lists each)"
+                     % (others, agreeing, "agrees" if agreeing == 1 else "agree"))
+    # the counts kept apart: figures, checks and, under --matches, matches, waits and rows
+    counts = _summary(result)
+    tail = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+            "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
     if result.matches is not None:
-        lines += match_lines(result.matches)
-    lines += _count_lines(result) + ["taken on trust:"]
-    lines += ["  - " + one_line(t) for t in result.trust]
+        lines += match_lines(result.matches, result.differences)
+        rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
+        tail += ["matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
+                 "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
+                 "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
+                 % rows]
+    lines += tail + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
     width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
     return "\n".join([part for line in lines for part in wrapped(line, width)] + [
         one_line(verdict, len(verdict))])
 
-def _check_lines(checks, every):
-    """The checks that fail (--all: every check), numbered, then how many of the others agree."""
-    lines, agreeing = ["", "checks"], 0
-    for n, (name, agrees, detail) in enumerate(checks, 1):
-        if every or not agrees:
-            detail = "" if detail is None else " (%s)" % one_line(detail)
-            said = "agrees" if agrees else "FAILS"
-            lines.append("%3d. %s: %s%s" % (n, one_line(name), said, detail))
-        else:
-            agreeing += 1
-    if agreeing:
-        others = "the other" if agreeing < len(checks) else "all"
-        agree = "agrees" if agreeing == 1 else "agree"
-        lines.append("  %s %d %s (--all lists each)" % (others, agreeing, agree))
-
-    return lines
-
-
-def _count_lines(result):
-    """The counts kept apart: figures, checks and, under --matches, matches, waits and rows."""
-    counts = _summary(result)
-    lines = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
-             "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
-    if result.matches is None:
-        return lines
-    rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
-    return lines + [
-        "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
-        "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
-        "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d" % rows]
-
-
 def study_verdict(result):
-    """The study's verdict line: figures by their key, checks by number, then each match's findings."""
+    """The study's verdict line: figures by their key (in words, comparison 1, model m, trial 3 arm 1,
+    at most 40 characters), checks by number, then each match's findings."""
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
-    wrong = [f for f in result.figures if not f["same"]]
-    differs = ["%s %s" % (_key_name(f["key"]), f["key"]["figure"]) for f in wrong]
+    keys = [f["key"] for f in result.figures if not f["same"]]
+    differs = [_clip(_shown(" ".join("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm")
+                                     if k in key)), 40) + " " + key["figure"] for key in keys]
     differs += ["%s seat %d %s" % (mid, d["seat"], d["figure"])
                 for mid, a in audits for d in a["differs"]]
-    differs += ["%(file)s line %(line)d %(column)s" % d for m in matches for d in m["differences"]]
+    differs += ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
     fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
-    changed = ["%d since the saved copy" % result.changed] * bool(result.changed)
-    unread = [m["match"] for m in matches if "error" in m]
-    return verdict_line([("DIFFERS", differs), ("FAILS", fails), ("CHANGED", changed),
-                         ("NOT READ", unread)])
-
-def _key_name(key):
-    """A figure's key in words (comparison 1, model m, trial 3 arm 1), at most 40 characters."""
-    words = ("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm") if k in key)
-    return _clip(_shown(" ".join(words)), 40)
+    return verdict_line([("DIFFERS", differs), ("FAILS", fails),
+                         ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
+                         ("NOT READ", [m["match"] for m in matches if "error" in m])])
 
 def _summary(result):
     """The counts kept apart, as --json's summary gives them."""
@@ -1224,17 +1085,18 @@ def _summary(result):
     matches = result.matches
     if matches is None:
         return counts
-    differing = {(d["file"], d["line"]) for m in matches for d in m["differences"]}
-    rows = {n: sum(m["rows"][n] for m in matches) for n in ("trials.csv", "seats.csv")}
-    agree = {n: rows[n] - sum(1 for f, _ in differing if f == n) for n in rows}
-    recompute = [m for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"])]
-    return dict(counts, matches=len(matches), matchesRecompute=len(recompute),
+    differing = {(d["file"], d["line"]) for d in result.differences}
+    agree = {n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
+             for n in ("trials.csv", "seats.csv")}
+    recompute = sum(1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"]))
+    return dict(counts, matches=len(matches), matchesRecompute=recompute,
                 unreadable=[m["match"] for m in matches if "error" in m], rows=result.rows,
                 waited=round(result.waited), rowsAgree=agree)
 
-def match_lines(matches):
-    """§8: a line per match (its whole audit where it does not recompute), then each field that differs."""
-    lines, fields = [""], [d for m in matches for d in m["differences"]]
+def match_lines(matches, fields):
+    """§8: a line per match (its whole audit where it does not recompute), then each field that differs
+    from its match's record: where, the file's value, the record's."""
+    lines = [""]
     for m in matches:
         more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
         where = "%s (trial %d arm %d%s)" % (m["match"], *m["trials"][0], more)
@@ -1243,22 +1105,17 @@ def match_lines(matches):
         for a in m["audits"]:
             lines.append(where + " under %(rubric)s: figures same %(figuresSame)d of "
                          "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a)
-
             lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
     if fields:
         n = len(fields)
         lines += ["", "%d row field%s differ%s from the match records:"
                   % (n, "s" * (n > 1), "s" * (n == 1))]
-
-
-    return lines + [_field_line(d) for d in fields]
-
-def _field_line(d):
-    """A row field that differs from its match's record: where, the file's value, the record's."""
-    seat = "" if d["seat"] is None else " seat %d" % d["seat"]
-    value, record = _clip(_shown(d["value"]), 24) or "(empty)", _clip(d["record"] or "(none)", 24)
-    where = "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d + seat
-    return "%s) %s: file %s, %s %s" % (where, d["column"], value, d["source"], record)
+    for d in fields:
+        seat = "" if d["seat"] is None else " seat %d" % d["seat"]
+        value, record = _clip(_shown(d["value"]), 24) or "(empty)", _clip(d["record"] or "(none)", 24)
+        lines.append("  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d + seat
+                     + ") %s: file %s, %s %s" % (d["column"], value, d["source"], record))
+    return lines
 
 def _json_figure(f):
     """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
@@ -1276,11 +1133,9 @@ def report_json(study_id, address, sources, result, status, against, copy):
         out["copy"] = copy
     out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
     if result.matches is not None:
-        differences = [d for m in result.matches for d in m["differences"]]
-        out.update(matches=result.matches, differences=differences)
-    checks = [dict(zip(("check", "agrees", "detail"), check)) for check in result.checks]
-
-    out.update(checks=checks, trusted=result.trust, verdict=study_verdict(result))
+        out.update(matches=result.matches, differences=result.differences)
+    out.update(checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
+               trusted=result.trust, verdict=study_verdict(result))
     if against:
         out["against"] = against
     return out
@@ -1527,7 +1382,7 @@ def audit_study(args, rc, net, copies, names, staged):
     (folder, copy, old), (origin, handle, study_id, address) = copies, names
     gather = Gather(args, net, origin, copy and copy[1])
     trials, seats, reading, rho = read_study(gather, handle, study_id)
-    terms, result = recompute(study_id, trials, seats, reading, rho)
+    terms, result = recompute_reading(study_id, trials, seats, reading, rho)
     count, changes = copy_changes(*(card_only(f, study_id) for f in (old[1], gather.files)),
                                   csv_changes) if old else (0, [])
     if rc is not None:

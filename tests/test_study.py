@@ -616,7 +616,7 @@ def pairs_study(root, pairs, bounds):
                "arms": [{"arm": 0, "label": "control"}, {"arm": 1, "label": "treated"}],
                "models": [{"model": "model-a"}]}
     files = [rs.read_trials((folder / "trials.csv").read_bytes()), rs.read_seats((folder / "seats.csv").read_bytes())]
-    for f in rs.recompute(STUDY, *files, reading, None)[1].figures:
+    for f in rs.recompute_reading(STUDY, *files, reading, None)[1].figures:
         (kind, which), = ((k, v) for k, v in f["key"].items() if k != "figure")
         entry = next(e for e in reading[kind + "s"] if e.get("arm" if kind == "comparison" else kind) == which)
         name, end = f["key"]["figure"], None
@@ -698,7 +698,7 @@ def study_at_own_figures(root):
     seats = rs.read_seats((folder / "seats.csv").read_bytes())
     reading = hand_reading("fixed")
     reading["comparisons"][0].update(maps=2, mapInterval=["0", "0"])
-    ours = {f["label"]: f["recomputed"] for f in rs.recompute(STUDY, trials, seats, reading, None)[1].figures}
+    ours = {f["label"]: f["recomputed"] for f in rs.recompute_reading(STUDY, trials, seats, reading, None)[1].figures}
     kinds = {}
     for key, (group, at, places) in {
             "comparison 1 (treated): ": ("comparisons", 0, 3), "arm 1 (treated): ": ("arms", 1, 2),
@@ -733,7 +733,7 @@ def test_each_figure_at_other_places_than_six_gives_differs(tmp_path):
             entry[path[2]] = text
         else:
             entry[path[2]][path[3]] = text
-        found = [f for f in rs.recompute(STUDY, trials, seats, page, None)[1].figures if f["label"] == name]
+        found = [f for f in rs.recompute_reading(STUDY, trials, seats, page, None)[1].figures if f["label"] == name]
         return found[0]["recomputed"], found[0]["same"], found[0].get("reason")
 
     for name, (_, text, places) in kinds.items():
@@ -852,7 +852,7 @@ def test_profile_without_the_card_or_reading(tmp_path):
     assert done.returncode == 2 and "holds no reading" in done.stderr
     profile.write_text("{not json")
     done = run_hand(tmp_path)
-    assert done.returncode == 2 and "not JSON" in done.stderr
+    assert done.returncode == 2 and "not valid JSON" in done.stderr
 
 
 AMBIGUOUS_PAGES = {   # study.md §6: no one page to check, so the study cannot be read
