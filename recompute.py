@@ -20,17 +20,19 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 1413), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2036), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 1810), in the shared block: only under --save, into a new
+- The one function that writes files: keep (line 2479), in the shared block: only under --save, into a new
   folder beside DIR/<match id>, renamed into place once whole; nothing else writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
   which loads this file under --matches and calls download, saved_match, read_match,
   read_report, audit and print_audit.
 """
+
 import os, signal, sys
+
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, base64, errno, functools, gc, hashlib, http.client, json, math, re
@@ -45,8 +47,8 @@ from operator import eq, itemgetter
 SCRIPT, VERSION, KIND = "recompute.py", "3.1", "match"  # in User-Agent, saved.json, errors
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # in order: a later version is the greater text
-EXACT_INTEGERS = 2 ** 53      # beyond this an integer is no exact double: not a number we read
-MAX_PAGES = 10000             # a pageCount beyond this is not a record we read
+EXACT_INTEGERS = 2**53  # beyond this an integer is no exact double: not a number we read
+MAX_PAGES = 10000  # a pageCount beyond this is not a record we read
 # rubric.md §2.1, in table order: the order of every sum over items; structures' (max hp, value).
 ITEM_VALUES = {
     "wood": 2,
@@ -58,31 +60,39 @@ ITEM_VALUES = {
     "brick": 6.25,
     "rope": 2.5,
     "tool": 14,
-    "meal": 3.75
+    "meal": 3.75,
 }
 STRUCTURES = {
     "shelter": (100, 20),
     "storehouse": (120, 30),
     "workshop": (120, 45),
-    "market": (120, 60)
+    "market": (120, 60),
 }
 STRUCTURE_EVENTS = "build repair deposit withdraw raid".split()
 DIMENSIONS = tuple("survival economy social adaptation competitiveness".split())
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
 COUNTERS = tuple("gather craft build repair move train attack raid trade dormant awake".split())
-COUNTED_EVENTS = dict({kind: kind for kind in COUNTERS[:8]}, trade_completed="trade",
-                      trade_fulfilled="trade", agent_dormant="dormant", agent_awake="awake")
+COUNTED_EVENTS = dict(
+    {kind: kind for kind in COUNTERS[:8]},
+    trade_completed="trade",
+    trade_fulfilled="trade",
+    agent_dormant="dormant",
+    agent_awake="awake",
+)
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
+
 
 # --- §1 arithmetic
 def hu(x, places):
     """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to
     round."""
-    scale = 10.0 ** places  # exactly 1, 10, 100 or 1000
+    scale = 10.0**places  # exactly 1, 10, 100 or 1000
     return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
+
 
 def clamp(x):
     return min(max(x, 0), 100)
+
 
 def running_sum(terms):
     """Left to right from 0.0: the platform never compensates its sums."""
@@ -91,10 +101,12 @@ def running_sum(terms):
         total += term
     return total
 
+
 # --- §2 wealth
 def item_values(engine):
     """The table's values; ore at 8 in the archives of engine 0.1.0."""
     return dict(ITEM_VALUES, ore=8) if engine == "0.1.0" else ITEM_VALUES
+
 
 def replay_structures(events, end, skipped, notes):
     """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0). A
@@ -122,7 +134,7 @@ def replay_structures(events, end, skipped, notes):
                     "kind": event["structure"],
                     "contents": {},
                     "owner": event["agentId"],
-                    "crumbles": tick + STRUCTURES[event["structure"]][0]
+                    "crumbles": tick + STRUCTURES[event["structure"]][0],
                 }
                 built.append(structure)
         elif structure and kind == "repair":  # 25 hp, up to its max
@@ -137,6 +149,7 @@ def replay_structures(events, end, skipped, notes):
                 )
     return [dict(s, hp=s["crumbles"] - end) for s in built if s["crumbles"] > end]
 
+
 def replay_wealth(seat, structures, values):
     """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
     total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values.items())
@@ -149,18 +162,25 @@ def replay_wealth(seat, structures, values):
                 total += structure["contents"].get(item, 0) * item_value
     return hu(total, 2)
 
+
 def wealth_replays(archive, notes):
     """Each seat's replayed wealth as logged, and without the errata's events (None if none)."""
     values = item_values(archive["engine"])
     seats = archive["seats"]
-    notes.update("%s holds %r, an item the rubric values at 0" % (seat["id"], item)
-                 for seat in seats for item in seat["inventory"] if item not in values)
+    notes.update(
+        "%s holds %r, an item the rubric values at 0" % (seat["id"], item)
+        for seat in seats
+        for item in seat["inventory"]
+        if item not in values
+    )
     skipped = {seq for erratum in archive["errata"] for seq in erratum["events"]}
 
     def replay(skip):
         standing = replay_structures(archive["log"]["structures"], archive["end"], skip, notes)
         return [replay_wealth(seat, standing, values) for seat in seats]
+
     return replay(set()), replay(skipped) if skipped else None
+
 
 # --- §3 counters, rates, map coverage
 def seat_counters(archive, report):
@@ -181,6 +201,7 @@ def seat_counters(archive, report):
             c["messages"] = 0 if entry is None else entry["message"] + entry["message_private"]
     return out
 
+
 def rate(count, seat, match_rounds, rubric):
     """§3.2: a flow per 100 rounds alive under 2.x; the count itself under 1.0."""
     if rubric == "1.0":
@@ -188,8 +209,10 @@ def rate(count, seat, match_rounds, rubric):
     divisor = max(seat["roundsAlive"], min(match_rounds, 300))
     return 0 if divisor == 0 else count * 100 / divisor
 
+
 def coverage_of(regions, map_regions):
     return math.floor(1000 * regions / map_regions + 0.5) / 1000
+
 
 def map_coverage(archive):
     """§3.3: each seat's coverage and number of regions visited; whether the archive has a map
@@ -208,11 +231,13 @@ def map_coverage(archive):
         return {sid: block[sid]["coverage"] if sid in block else 0 for sid in ids}, visited, has_map
     return {sid: coverage_of(visited[sid], archive["regions"]) for sid in ids}, visited, has_map
 
+
 # --- §4 the trade ledger
 def net_share(received, given, values):
     n = running_sum(abs(received.get(i, 0) - given.get(i, 0)) * v for i, v in values.items())
     d = running_sum((received.get(i, 0) + given.get(i, 0)) * v for i, v in values.items())
     return 0 if d == 0 else hu(n / d, 3)
+
 
 def ledger_from_events(trades, values):
     """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid
@@ -241,10 +266,11 @@ def ledger_from_events(trades, values):
             "b": b,
             "trades": f["trades"],
             "netShare": net_share(f["received"], f["given"], values),
-            "rep": {a: points[a, b], b: points[b, a]}
+            "rep": {a: points[a, b], b: points[b, a]},
         }
         for (a, b), f in sorted(pairs.items())
     ]
+
 
 def commons_shares(draws, collapses, seats):
     """§4: each seat's share of the pools that collapsed while several drew; draws[region,
@@ -265,18 +291,24 @@ def commons_shares(draws, collapses, seats):
                 sums[agent] += n / total
     return {sid: hu(s, 3) for sid, s in sums.items()}
 
+
 def trade_ledger(archive, values):
     """§4: replayed from the events; without them the archive's ledger block, or None."""
     if not archive["events"]:
         return archive["ledger"]
     log = archive["log"]
-    return {"pairs": ledger_from_events(log["trade_completed"], values), "hasRep": True,
-            "commons": commons_shares(log["gather"], log["region_collapsed"], archive["seats"])}
+    return {
+        "pairs": ledger_from_events(log["trade_completed"], values),
+        "hasRep": True,
+        "commons": commons_shares(log["gather"], log["region_collapsed"], archive["seats"]),
+    }
+
 
 def partners(ledger, sid):
     """The seat's pairs, its partners in ascending id order."""
     mine = [pair for pair in ledger["pairs"] if sid in (pair["a"], pair["b"])]
     return sorted(mine, key=lambda pair: pair["a"] if pair["b"] == sid else pair["b"])
+
 
 def credited_trades(ledger, sid, counters):
     """hu(Σ min(trades, 5) × net share, 3) over partners; completed trades without a ledger."""
@@ -285,6 +317,7 @@ def credited_trades(ledger, sid, counters):
     return hu(
         running_sum(min(pair["trades"], 5) * pair["netShare"] for pair in partners(ledger, sid)), 3
     )
+
 
 # --- §5 rank, §6 the five dimensions (r: the seat's rate, §3.2)
 def ranks(wealths, rubric):
@@ -296,6 +329,7 @@ def ranks(wealths, rubric):
     ascending = sorted(wealths)
     return [1 + len(ascending) - bisect_right(ascending, mine) for mine in wealths]
 
+
 def survival_score(seat, counters, match_rounds, rubric):
     c = counters or dict.fromkeys(COUNTERS, 0)
     alive = 0 if match_rounds == 0 else 100 * seat["roundsAlive"] / match_rounds
@@ -306,27 +340,36 @@ def survival_score(seat, counters, match_rounds, rubric):
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
+
 def economy_score(wealth, counters, r):
     activity = sum(counters[key] for key in COUNTERS[:4])  # gather, craft, build, repair
     return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r(activity) / 40), 1)
 
+
 def social_score(rep, credited, commons, counters, seat, r, rubric):
     credits = rubric >= "2.3"  # credited trades, less aggression and the commons
-    inner = clamp(22 * r(credited if credits else counters["trade"]) + 8 * rep
-                  + 1.5 * min(r(counters["messages"]), 15))
+    inner = clamp(
+        22 * r(credited if credits else counters["trade"])
+        + 8 * rep
+        + 1.5 * min(r(counters["messages"]), 15)
+    )
     return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)) if credits else inner, 1)
+
 
 def reads_coverage(rubric, has_map_record):
     return rubric >= "2.3" or rubric == "2.2" and has_map_record
+
 
 def adaptation_score(seat, counters, coverage, reads_map, r):
     last = 30 * min(coverage / 0.25, 1) if reads_map else 1.5 * min(r(counters["move"]), 20)
     return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
 
+
 def competitiveness_score(seat, rank, wealth, field_size):
     rank_points = 100 if field_size == 1 else 100 * (field_size - rank) / (field_size - 1)
     c = (rank_points + clamp(100 * wealth / 500)) / 2
     return hu(c / 2 if seat["status"] == "dead" else c, 1)
+
 
 # --- §7 circular reputation (2.4), §8 the index, grade, achievements
 def circular_reputation(ledger, sid):
@@ -342,16 +385,27 @@ def circular_reputation(ledger, sid):
     circular = running_sum(p * (1 - pair["netShare"]) for p, pair in zip(points, mine))
     return hu(circular, 3), estimated and bool(mine)
 
+
 def index_stocks(seat, circular):
     """Index wealth and reputation: the archive's, less what circular trade earned."""
     if circular <= 0:
         return seat["wealth"], seat["reputation"]
     return hu(seat["wealth"] - 2 * circular, 3), hu(seat["reputation"] - circular, 3)
 
+
 def fitness_index(dims):
     survival, economy, social, adaptation, competitiveness = dims
-    return hu(clamp(0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation
-                    + 0.15 * competitiveness), 1)
+    return hu(
+        clamp(
+            0.25 * survival
+            + 0.25 * economy
+            + 0.2 * social
+            + 0.15 * adaptation
+            + 0.15 * competitiveness
+        ),
+        1,
+    )
+
 
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
@@ -360,14 +414,16 @@ def grade_of(index, dims, rubric):
     ]  # the floors it falls short of
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
+
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
     earned = dict(
         survivor=seat["status"] == "active" and seat["roundsAlive"] >= match_rounds,
         prospered=wealth >= 250,
         earned_reputation=rep >= 10,
-        explorer=reads_map and coverage >= 0.25
+        explorer=reads_map and coverage >= 0.25,
     )
     return [name for name, won in earned.items() if won]
+
 
 # --- the whole scorecard
 def recompute(archive, report):
@@ -398,7 +454,7 @@ def recompute(archive, report):
             economy_score(wealth, c, r),
             social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
             adaptation_score(seat, c, cover, reads_map, r),
-            competitiveness_score(seat, seat_ranks[i], wealth, len(seats))
+            competitiveness_score(seat, seat_ranks[i], wealth, len(seats)),
         )
         index = fitness_index(dims)
         figures = dict(
@@ -409,25 +465,26 @@ def recompute(archive, report):
             status=seat["status"],
             rank=seat_ranks[i],
             mapCoverage=cover,
-            achievements=achievements(seat, wealth, rep, cover, reads_map, rounds)
+            achievements=achievements(seat, wealth, rep, cover, reads_map, rounds),
         )
         if rubric == "2.4":
             figures.update(
                 indexWealth=wealth,
                 indexReputation=rep,
                 circularReputation=circular,
-                circularEstimated=estimated
+                circularEstimated=estimated,
             )
         results.append(
             {
                 "figures": figures,
                 "notRecorded": counters[sid] is None,
                 "replay": as_logged[i],
-                "replayWithoutErrata": without_errata and without_errata[i]
+                "replayWithoutErrata": without_errata and without_errata[i],
             }
         )
     checks = block_checks(archive, counters, visited, coverage, ledger)
     return results, checks, sorted(notes), ledger
+
 
 # --- §12 checks of the blocks
 def check(name, stamped, replayed):
@@ -439,8 +496,9 @@ def check(name, stamped, replayed):
         if agrees
         else "archive says %s, events give %s" % (shown(stamped), shown(replayed)),
         "published": stamped,
-        "recomputed": replayed
+        "recomputed": replayed,
     }
+
 
 def block_checks(archive, counters, visited, coverage, ledger):
     """The archive's blocks against its events: each metrics entry, the ledger, the exploration."""
@@ -463,9 +521,10 @@ def block_checks(archive, counters, visited, coverage, ledger):
         for sid, entry in exploration.items():
             checks += [
                 check("exploration %s.visited" % sid, entry["visited"], visited[sid]),
-                check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid])
+                check("exploration %s.coverage" % sid, entry["coverage"], coverage[sid]),
             ]
     return checks
+
 
 def ledger_checks(block, ledger):
     replayed, stamped = (
@@ -490,22 +549,30 @@ def ledger_checks(block, ledger):
         for sid, share in ledger["commons"].items()
     ]
 
+
 # --- reading records
 def shown(value):
     text = json.dumps(value) if not isinstance(value, float) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
+
 # rubric.md §11: each form of a field: its words in an error, its values' types.
 FORMS = {
-    "count": ("an integer from 0 to 2**53", {int}), "rank": ("an integer >= 1", {int}),
-    "positive": ("an integer from 1 to 2**53", {int}), "number": ("a finite number", {int, float}),
-    "text": ("a string", {str}), "flag": ("true or false", {bool}), "object": ("an object", {dict}),
-    "list": ("a list", {list}), "status": ("one of active, dormant, dead", {str}),
+    "count": ("an integer from 0 to 2**53", {int}),
+    "rank": ("an integer >= 1", {int}),
+    "positive": ("an integer from 1 to 2**53", {int}),
+    "number": ("a finite number", {int, float}),
+    "text": ("a string", {str}),
+    "flag": ("true or false", {bool}),
+    "object": ("an object", {dict}),
+    "list": ("a list", {list}),
+    "status": ("one of active, dormant, dead", {str}),
     "seat": ("a seat of the roster", {str}),
     "items": ("item names mapped to integers from 1 to 2**53", {dict}),
 }
 LEAST = {"count": 0, "rank": 1, "positive": 1}  # an integer form's least value (its most: 2**53)
 REQUIRED = object()
+
 
 def fits(values, form, roster=None):
     """Whether every one of the values (None: one is missing) has the form, a column at a time."""
@@ -524,11 +591,13 @@ def fits(values, form, roster=None):
         and max(values) <= EXACT_INTEGERS
     )
 
+
 def checked(value, form, at):
     """The value, where it has the form; `at` names the file and field for the error."""
     if not fits([value], form):
         raise Unreadable("%s: expected %s, got %s" % (at, FORMS[form][0], shown(value)))
     return value
+
 
 def field(obj, key, at):
     if not isinstance(obj, dict):
@@ -536,6 +605,7 @@ def field(obj, key, at):
     if key not in obj:
         raise Unreadable("%s.%s: missing" % (at, key))
     return obj[key]
+
 
 def get(obj, key, form, at, default=REQUIRED):
     """obj[key] of its form (a dotted key reaches in), or default where absent (or null, for
@@ -548,6 +618,7 @@ def get(obj, key, form, at, default=REQUIRED):
         return default
     return checked(field(obj, key, at), form, "%s.%s" % (at, key))
 
+
 def field_table(table):
     """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each
     field key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the
@@ -559,6 +630,7 @@ def field_table(table):
         for parts, spec in (entry.split(": ") for entry in table.split(";"))
         for part in parts.split()
     }
+
 
 # records.md §1.1: the fields read of each part of a record.
 FIELDS = field_table("""
@@ -580,6 +652,7 @@ FIELDS = field_table("""
     raw: mapCoverage:number indexWealth:number indexReputation:number circularReputation:number
         circularEstimated:flag""")
 
+
 def fields(obj, part, at):
     """The part's fields of obj, each of its form; the error names the file and field."""
     out = {}
@@ -590,16 +663,19 @@ def fields(obj, part, at):
             checked(item, each, ("%s.%s.%s" if form == "object" else "%s.%s[%d]") % (at, key, i))
     return out
 
+
 def roster_seat(agent, roster, at):
     if agent not in roster:
         raise Unreadable("%s: %s names no seat of the roster" % (at, shown(agent)))
     return agent
+
 
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
     for agent, value in checked(block, "object", at).items():
         where = "%s.%s" % (at, agent)
         yield roster_seat(agent, roster, where), value, where
+
 
 def read_pages(source):
     """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
@@ -610,6 +686,7 @@ def read_pages(source):
         page = check_page(parse_json(raw, name), number, first, name)
         first = first or page
         yield number, page, name
+
 
 def check_page(page, number, first, name):
     """records.md §1.1 on one page (first: page 1, None for page 1 itself)."""
@@ -641,6 +718,7 @@ def check_page(page, number, first, name):
         )
     return page
 
+
 def read_archive(page, name, source):
     """Page 1's archive: the fields the rules read, checked (records.md §1.1), its match id that of
     the match asked for, and an empty log of its events."""
@@ -665,7 +743,7 @@ def read_archive(page, name, source):
         for key, read in (
             ("metrics", read_metrics),
             ("ledger", read_ledger_block),
-            ("exploration", read_exploration)
+            ("exploration", read_exploration),
         )
     }
     match_id = archive.get("matchId", page.get("matchId"))
@@ -693,9 +771,10 @@ def read_archive(page, name, source):
             roster=roster,
             counts={},
             visited=set(),  # lists: empty until read
-            gather=defaultdict(lambda: ([], []))
-        )
+            gather=defaultdict(lambda: ([], [])),
+        ),
     )
+
 
 def read_agent(agent, at):
     seat = fields(agent, "agent", at)
@@ -706,13 +785,19 @@ def read_agent(agent, at):
         name=str(agent.get("name", "")),
         model=str(agent.get("model", "")),
         trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
-        meter=None if meter is None else fields(meter, "meter", at + ".meter")
+        meter=None if meter is None else fields(meter, "meter", at + ".meter"),
     )
 
+
 def read_metrics(block, roster, at):
-    return {agent: dict(fields(checked(entry, "object", where), "metrics", where),
-                        seen=frozenset(key for key, *_ in FIELDS["metrics"] if key in entry))
-            for agent, entry, where in by_seat(block, roster, at)}
+    return {
+        agent: dict(
+            fields(checked(entry, "object", where), "metrics", where),
+            seen=frozenset(key for key, *_ in FIELDS["metrics"] if key in entry),
+        )
+        for agent, entry, where in by_seat(block, roster, at)
+    }
+
 
 def read_ledger_block(block, roster, at):
     pairs = [
@@ -737,9 +822,13 @@ def read_ledger_block(block, roster, at):
     }
     return {"pairs": pairs, "commons": commons, "hasRep": without_rep == {False}}
 
+
 def read_exploration(block, roster, at):
-    return {agent: fields(entry, "exploration", where)
-            for agent, entry, where in by_seat(field(block, "agents", at), roster, at + ".agents")}
+    return {
+        agent: fields(entry, "exploration", where)
+        for agent, entry, where in by_seat(field(block, "agents", at), roster, at + ".agents")
+    }
+
 
 def read_errata(errata, at):
     return [
@@ -748,11 +837,12 @@ def read_errata(errata, at):
             "title": str(erratum.get("title", "")),
             **e,
             "agents": list(map(str, e["agents"])),
-            "affects": list(map(str, e["affects"]))
+            "affects": list(map(str, e["affects"])),
         }
         for i, erratum in enumerate(errata)
         for e in [fields(erratum, "erratum", "%s[%d]" % (at, i))]
     ]
+
 
 # Events: each known type's fields that some rule reads (the ones §11 checks), beyond seq, tick and
 # type. A move's `from`, a craft's item and count, a build's region and a train's stat are read by
@@ -770,6 +860,7 @@ EVENT_FIELDS = field_table("""
     trade_fulfilled: agentId:seat from:seat to:seat;
     craft train agent_dormant agent_awake agent_died message rest: agentId:seat;
     region_collapsed: region:text resource:text""")
+
 
 def read_events(page, name, log):
     """§11 on a page's events, a column at a time (a fault is named event by event); keep what
@@ -810,6 +901,7 @@ def read_events(page, name, log):
         (e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]), key=itemgetter("seq")
     )
 
+
 def event_fault(events, seq, tick, log, groups):
     """The first rule of §11 these events break, as (field, what was expected), `seq` being the
     first one's and `tick` the last tick before (the log's end and roster bound the rest); else
@@ -822,7 +914,7 @@ def event_fault(events, seq, tick, log, groups):
     if not integers(seqs) or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (
             seq,
-            shown(first.get("seq"))
+            shown(first.get("seq")),
         )
     # in order and in range
     if not integers(ticks) or [tick, *ticks, end] != sorted([tick, *ticks, end]):
@@ -842,7 +934,7 @@ def event_fault(events, seq, tick, log, groups):
             if not fits(cols[key], form, log["roster"]):
                 return key, "expected %s, %s" % (
                     FORMS[form][0],
-                    "got " + shown(first[key]) if key in first else "missing"
+                    "got " + shown(first[key]) if key in first else "missing",
                 )
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
         if kind not in groups:
@@ -854,10 +946,12 @@ def event_fault(events, seq, tick, log, groups):
             return "agentId", "expected the trade's %s on %s" % (side, kind)
     return None
 
+
 def integers(values):
     """Whether a column is there and holds integers only: fits(values, "count") less its range,
     which the seq and tick checks bound themselves (the faster for it)."""
     return values is not None and set(map(type, values)) <= {int}
+
 
 def column(events, key):
     """The key's values over the events, None where one lacks it."""
@@ -865,6 +959,7 @@ def column(events, key):
         return list(map(itemgetter(key), events))
     except KeyError:
         return None
+
 
 def read_report(raw, name, seats, version):
     report = checked(parse_json(raw, name), "object", name)
@@ -890,8 +985,9 @@ def read_report(raw, name, seats, version):
         "rubric": rubric,
         "reason": reason,
         "matchId": report.get("matchId"),
-        "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)]
+        "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)],
     }
+
 
 def read_card(card, at):
     """A scorecard's published figures (the dimensions by name), each checked for its form."""
@@ -906,8 +1002,9 @@ def read_card(card, at):
     return {
         "published": published,
         "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
-        "notes": list(map(str, get(card, "notes", "list", at, [])))
+        "notes": list(map(str, get(card, "notes", "list", at, []))),
     }
+
 
 def read_match(source, version):
     """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every
@@ -947,6 +1044,7 @@ def read_match(source, version):
         )
     return archive, report
 
+
 # ------------------------------------------------------------- reporting
 FIGURE_ORDER = (
     "wealth status rank survival economy social adaptation competitiveness fitnessIndex grade "
@@ -960,7 +1058,7 @@ PLACES = dict(
     indexWealth=3,
     indexReputation=3,
     circularReputation=3,
-    **{"wealth replay": 2}
+    **{"wealth replay": 2},
 )
 COLUMNS = dict(
     survival="survive",
@@ -972,8 +1070,9 @@ COLUMNS = dict(
     indexReputation="idxRep",
     circularReputation="circular",
     circularEstimated="estimated",
-    **{"wealth replay": "replay"}
+    **{"wealth replay": "replay"},
 )
+
 
 def figure_row(key, published, recomputed):
     """A figure's row (key: its match, seat and figure), the same where equal (true is no 1); where
@@ -993,8 +1092,9 @@ def figure_row(key, published, recomputed):
         "published": published,
         "recomputed": recomputed,
         "same": same,
-        "difference": d
+        "difference": d,
     }
+
 
 def compare_seat(seat, card, result, archive):
     """§12: each figure the report or the rules give, then the wealth replay against the archive's
@@ -1005,7 +1105,7 @@ def compare_seat(seat, card, result, archive):
         figure_row(
             {"match": archive["id"], "seat": seat["id"], "figure": name},
             published.get(name),
-            mine.get(name)
+            mine.get(name),
         )
         for name in FIGURE_ORDER + ["wealth replay"]
         if name in published or name in mine and name != "mapCoverage"
@@ -1016,7 +1116,7 @@ def compare_seat(seat, card, result, archive):
         row.update(
             asLogged=result["replay"],
             withoutErrata=corrected,
-            errata=[e["id"] for e in archive["errata"] if e["events"]]
+            errata=[e["id"] for e in archive["errata"] if e["events"]],
         )
         if not row["same"] and corrected == seat["wealth"]:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
@@ -1025,9 +1125,10 @@ def compare_seat(seat, card, result, archive):
         row.update(
             same=None,
             difference=None,
-            uncounted="inventory only: no event log shows the structures"
+            uncounted="inventory only: no event log shows the structures",
         )
     return rows
+
 
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
@@ -1040,7 +1141,7 @@ def audit(archive, report):
             figures=compare_seat(seat, card, result, archive),
             notRecorded=result["notRecorded"],
             notes=card["notes"],
-            messagesSent=card["messagesSent"]
+            messagesSent=card["messagesSent"],
         )
         for seat, card, result in zip(archive["seats"], report["cards"], results)
     ]
@@ -1080,17 +1181,22 @@ def audit(archive, report):
         checksAgree=agree,
         checksMade=len(checks),
         trusted=trusted,
-        exit=int(same < len(figures) or agree < len(checks))
+        exit=int(same < len(figures) or agree < len(checks)),
     )
+
 
 def text(value):
     """A value as printed; what a record or server sent is escaped to stay on its line."""
-    if value is None or isinstance(value, bool): return {None: "(none)", True: "true", False: "false"}[value]
-    if isinstance(value, list): return ",".join(text(v) for v in value) if value else "-"
+    if value is None or isinstance(value, bool):
+        return {None: "(none)", True: "true", False: "false"}[value]
+    if isinstance(value, list):
+        return ",".join(text(v) for v in value) if value else "-"
     return repr(value) if isinstance(value, float) else one_line(str(value))
 
+
 def cut(s, width):
-    return s if len(s) <= width else s[:width - 3] + "..."
+    return s if len(s) <= width else s[: width - 3] + "..."
+
 
 def put(w, line):
     """One line, escaped, wrapped to the terminal; a wrapped line ends with ` \\` and goes on."""
@@ -1104,6 +1210,7 @@ def cell(row):
         return cut(text(row["recomputed"]), 48)
     pair = cut(text(row["published"]), 20) + "/" + cut(text(row["recomputed"]), 20)
     return pair if row["same"] is False else "(%s)" % pair
+
 
 def print_table(w, seats):
     """After a blank line: a row per seat, a column per figure, in as many tables as fit."""
@@ -1129,10 +1236,12 @@ def print_table(w, seats):
     if any(r["same"] is not True for s in seats for r in s["figures"]):
         put(w, "a/b: published a, recomputed b where they differ; (a/b): shown, not compared")
 
+
 def texts(record):
     """Each value of a row, check or erratum as printed (`text`), for a line's %(key)s: a record
     of a few values (a seat's would print each of its rows)."""
     return {key: text(value) for key, value in record.items()}
+
 
 def print_rows(w, seats):
     """--all: every figure of every seat on its own row."""
@@ -1141,7 +1250,7 @@ def print_rows(w, seats):
         put(
             w,
             "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
-            + "  (counters not recorded)" * seat["notRecorded"]
+            + "  (counters not recorded)" * seat["notRecorded"],
         )
         w(
             "  figure              published                recomputed\n"
@@ -1152,8 +1261,9 @@ def print_rows(w, seats):
             put(  # each value whole (a long one wraps), the row within the terminal's width
                 w,
                 "  %-19s %-24s %-24s %s"
-                % (row["key"]["figure"], text(row["published"]), text(row["recomputed"]), verdict)
+                % (row["key"]["figure"], text(row["published"]), text(row["recomputed"]), verdict),
             )
+
 
 def print_audit(result, out, rows=False, batch=False):
     """The audit as text: the match, its figures (a table, or a row each), then what to read below
@@ -1165,7 +1275,7 @@ def print_audit(result, out, rows=False, batch=False):
     put(
         w,
         "%(matchId)s  rubric %(rubric)s  engine %(engine)s  %(rounds)d rounds  %(n)d seats  "
-        "%(events)d events" % dict(result, engine=text(result["engine"]), n=len(seats))
+        "%(events)d events" % dict(result, engine=text(result["engine"]), n=len(seats)),
     )
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
@@ -1191,7 +1301,7 @@ def print_audit(result, out, rows=False, batch=False):
             "erratum %(id)s: %(title)s" % texts(e),
             "  events %s; seats %s; affects %s; "
             "scores depend on them: %s"
-            % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"])))
+            % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"]))),
         ]
     lines.append(
         "%(matchId)s: figures same %(figuresSame)d of %(figuresCompared)d; "
@@ -1199,6 +1309,7 @@ def print_audit(result, out, rows=False, batch=False):
     )
     for line in lines + ["taken on trust: %s" % item for item in result["trusted"]]:
         put(w, line)
+
 
 def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
@@ -1232,6 +1343,7 @@ def seat_notes(seat, rows):
     notes = ["counters not recorded"] * bool(seat["notRecorded"] and not rows) + seat["notes"]
     return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(map(text, notes)))] * bool(notes)
 
+
 def summary(results, failures):
     """A run's counts over its matches (--json's summary, the text's last lines)."""
     seats = [s for r in results for s in r["seats"]]
@@ -1250,8 +1362,9 @@ def summary(results, failures):
             k: sum(r[k] for r in results)
             for k in "figuresSame figuresCompared checksAgree checksMade".split()
         },
-        differ=[r["source"] for r in results if r["exit"]]
+        differ=[r["source"] for r in results if r["exit"]],
     )
+
 
 def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
@@ -1266,7 +1379,7 @@ def match_verdict(results, failures, changes, batch):
                     for s in r["seats"]
                     for row in s["figures"]
                     if row["same"] is False
-                ]
+                ],
             ),
             (
                 "FAILS",
@@ -1276,12 +1389,13 @@ def match_verdict(results, failures, changes, batch):
                     for c in r["checks"]
                     if not c["agrees"]
                 ]
-                + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1]
+                + [text(f["source"]) + " (not as saved)" for f in failures if f["exit"] == 1],
             ),
             ("CHANGED", ["%d since the saved copy" % changes] if changes else []),
-            ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2])
+            ("NOT READ", [text(f["source"]) for f in failures if f["exit"] == 2]),
         ]
     )
+
 
 def print_summary(s, failures, out):
     lines = (
@@ -1299,14 +1413,18 @@ def print_summary(s, failures, out):
     for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
         put(out.write, line)  # each fits the terminal
 
+
 # ------------------------------------------------------------------ gather a match
 # A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
 # under --rubric V), playing.json (the platform's 409 while the match is still playing).
 MATCH_FILE = r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json"
 ADDRESS = re.compile(
     r"(https?://[^/?#\s]+(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or ..
-    r"(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z")
-STUDY_ADDRESS = re.compile(r"(https?://\S+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?([?#]\S*)?\Z")
+    r"(?:/api)?/matches/(m_[0-9a-f]{12})(?:/export|/report)?/?(?:[?#]\S*)?\Z"
+)
+STUDY_ADDRESS = re.compile(
+    r"(https?://\S+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?([?#]\S*)?\Z"
+)
 
 
 class Match:
@@ -1326,8 +1444,10 @@ class Match:
         name = "export/%d.json" % number
         if self.folder and self.about is None and name not in self.files:
             count = parse_json(self.files["export/1.json"], "export/1.json").get("pageCount")
-            raise Unreadable("incomplete copy (no saved.json): pages 1-%d of %s present, not %s"
-                             % (number - 1, count, name))
+            raise Unreadable(
+                "incomplete copy (no saved.json): pages 1-%d of %s present, not %s"
+                % (number - 1, count, name)
+            )
         return self.file(name, "export page %d" % number)
 
     def report(self, version):
@@ -1348,7 +1468,10 @@ class Match:
         if self.about is None:
             return "a copy with no saved.json: not verified against what was saved"
         return "saved copy of %s from %s, saved %s, every file verified" % (
-            self.match_id, one_line(self.about["address"]), one_line(self.about["savedAt"]))
+            self.match_id,
+            one_line(self.about["address"]),
+            one_line(self.about["savedAt"]),
+        )
 
 
 def download(net, base, named, match_id, rubrics=(None,), tell=True):
@@ -1369,11 +1492,14 @@ def download(net, base, named, match_id, rubrics=(None,), tell=True):
         if tell:
             progress("%s: page %d/%d" % (match_id, number, count))
         raw = files["export/%d.json" % number] = net.get(
-            api + "/export?page=%d" % number, "export page %d" % number, named)
+            api + "/export?page=%d" % number, "export page %d" % number, named
+        )
         size += len(raw)
         if size > MAX_COPY_BYTES:
-            raise Unreadable("%s: more than %d bytes in all: not a record this script reads"
-                             % (api, MAX_COPY_BYTES))
+            raise Unreadable(
+                "%s: more than %d bytes in all: not a record this script reads"
+                % (api, MAX_COPY_BYTES)
+            )
     if tell:
         progress("")
     for rubric in rubrics:
@@ -1404,10 +1530,15 @@ def saved_match(folder, rubric=None):
     against its sha256 (Altered where one is not as saved); without saved.json, the pages and
     the report (under `rubric`) there, said to be unverified."""
     about, files = read_copy(folder, "match", MATCH_FILE)
-    if about is not None and not MATCH_ID.match(about["id"]) or (about or {}).get("rubric") not in (
-            None, *RUBRICS):
-        raise Unreadable("%s: id %s or rubric %s is not of its form" % (
-            os.path.join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric"))))
+    if (
+        about is not None
+        and not MATCH_ID.match(about["id"])
+        or (about or {}).get("rubric") not in (None, *RUBRICS)
+    ):
+        raise Unreadable(
+            "%s: id %s or rubric %s is not of its form"
+            % (os.path.join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric")))
+        )
     pages = os.path.join(folder, "export")
     names = ["export/" + n for n in sorted(os.listdir(pages))] if os.path.isdir(pages) else []
     for name in names + [report_file(rubric)[0], "playing.json"] if about is None else ():
@@ -1449,19 +1580,28 @@ be read, the platform busy, or a usage error; 130 interrupted; 141 stdout closed
 
 
 def parse_args(argv):
-    parser = Parser("recompute.py", epilog=EPILOG,
-                    formatter_class=argparse.RawDescriptionHelpFormatter,
-                    description="Recompute a daishi.ai match's published scores from its "
-                    "public record.")
-    parser.add_argument("matches", nargs="+", metavar="MATCH", help="a match id (m_ + 12 hex "
-                        "digits), a match address (https://daishi.ai/matches/m_...), or a folder "
-                        "of saved copies")
-    parser.add_argument("--base", help="server to download from (default %s, or $DAISHI_BASE)"
-                        % DEFAULT_BASE)
+    parser = Parser(
+        "recompute.py",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Recompute a daishi.ai match's published scores from its public record.",
+    )
+    parser.add_argument(
+        "matches",
+        nargs="+",
+        metavar="MATCH",
+        help="a match id (m_ + 12 hex "
+        "digits), a match address (https://daishi.ai/matches/m_...), or a folder "
+        "of saved copies",
+    )
+    parser.add_argument(
+        "--base", help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE
+    )
     parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this version")
     parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<id>/")
-    parser.add_argument("--against", metavar="OLD",
-                        help="compare what is read with a copy saved earlier")
+    parser.add_argument(
+        "--against", metavar="OLD", help="compare what is read with a copy saved earlier"
+    )
     parser.add_argument("--all", action="store_true", help="every figure on its own row")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     if argv[-2:-1] == ["--save"] and MATCH_ID.match(argv[-1]):  # the folder left out
@@ -1491,8 +1631,10 @@ def against_copy(args):
     if args.against is None:
         return None
     if not os.path.isdir(args.against) or folder_holds(args.against) != "match":
-        raise Usage("--against compares one match with one saved copy (a folder holding export/ "
-                    "and report.json): %s" % text(args.against))
+        raise Usage(
+            "--against compares one match with one saved copy (a folder holding export/ "
+            "and report.json): %s" % text(args.against)
+        )
     if not os.path.lexists(os.path.join(args.against, SAVED)):  # nothing to check its files by
         raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % args.against)
     try:
@@ -1502,9 +1644,15 @@ def against_copy(args):
     except Unreadable as err:
         raise Unreadable("--against: %s" % err)
     if args.rubric not in (None, old.about["rubric"]):
-        raise Usage("--against %s holds the report under %s: compare like with like, with "
-                    "--rubric %s or none" % (args.against, old.about["rubric"] or "its own rubric",
-                                             old.about["rubric"] or "left out"))
+        raise Usage(
+            "--against %s holds the report under %s: compare like with like, with "
+            "--rubric %s or none"
+            % (
+                args.against,
+                old.about["rubric"] or "its own rubric",
+                old.about["rubric"] or "left out",
+            )
+        )
     args.rubric = old.about["rubric"]
     return old
 
@@ -1519,8 +1667,11 @@ def audit_matches(args, net, old):
             failures.append(failure(target, err))
     batch = len(sources) + len(failures) > 1
     if old is not None and batch:
-        return fail("--against compares one match with one saved copy: %s" % " ".join(
-            text(t) for t in args.matches), args.json)
+        return fail(
+            "--against compares one match with one saved copy: %s"
+            % " ".join(text(t) for t in args.matches),
+            args.json,
+        )
     count, changes = 0, []
     for label, gather, _ in once(sources):
         try:
@@ -1532,8 +1683,11 @@ def audit_matches(args, net, old):
             if kept:
                 result["kept"] = kept
             if old is not None and old.match_id != result["matchId"]:
-                return fail("--against: %s is a copy of %s, not of %s" % (
-                    args.against, old.match_id, result["matchId"]), args.json)
+                return fail(
+                    "--against: %s is a copy of %s, not of %s"
+                    % (args.against, old.match_id, result["matchId"]),
+                    args.json,
+                )
             if old is not None:
                 count, changes = copy_changes(old.files, match.files)
                 result["exit"] = max(result["exit"], 1 if count else 0)
@@ -1566,8 +1720,7 @@ def save(args, match):
     if not args.save or match is None or match.folder:
         return
     folder = os.path.join(args.save, match.match_id)
-    about = {"kind": "match", "id": match.match_id, "address": match.origin,
-             "rubric": args.rubric}
+    about = {"kind": "match", "id": match.match_id, "address": match.origin, "rubric": args.rubric}
     keep(new_copy(folder), match.files, about, folder)
     return folder
 
@@ -1577,28 +1730,39 @@ def sources_for(target, args, net):
     of them, a match id or address."""
     address, is_folder = ADDRESS.match(target), os.path.isdir(target)
     if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
-        raise Usage("%s is a study, not a match: audit it end to end with "
-                    "recompute_study.py %s --matches" % (text(target), text(target)))
+        raise Usage(
+            "%s is a study, not a match: audit it end to end with "
+            "recompute_study.py %s --matches" % (text(target), text(target))
+        )
     if is_folder and MATCH_ID.match(target):
-        raise Usage("%s names both a match and a folder here: give ./%s for the folder, or "
-                    "move it" % (target, target))
+        raise Usage(
+            "%s names both a match and a folder here: give ./%s for the folder, or "
+            "move it" % (target, target)
+        )
     if is_folder:
         return saved_folders(target, args)
     if not address and not MATCH_ID.match(target):
         raise Unreadable(not_a_target(target))
     query = re.search(r"[?&]rubric=([^&#]*)", target)
     if address and query:
-        raise Usage("%s: an address's ?rubric= is not read: give --rubric %s"
-                    % (text(target), text(query.group(1))))
+        raise Usage(
+            "%s: an address's ?rubric= is not read: give --rubric %s"
+            % (text(target), text(query.group(1)))
+        )
     if address and args.named == "--base":
-        raise Usage("%s: --base names the server for a match id, and an address names its own: "
-                    "give one or the other" % text(target))
-    base, mid, named = (*address.groups(), "the address") if address else (
-        args.base, target, args.named)
+        raise Usage(
+            "%s: --base names the server for a match id, and an address names its own: "
+            "give one or the other" % text(target)
+        )
+    base, mid, named = (
+        (*address.groups(), "the address") if address else (args.base, target, args.named)
+    )
     copy = os.path.join(args.save or "", mid)
     if args.save and not os.path.lexists(os.path.join(copy, SAVED)) and os.path.lexists(copy):
-        raise Unreadable("--save: %s holds a copy with no saved.json, not whole: name another DIR "
-                         "or move it aside" % copy)
+        raise Unreadable(
+            "--save: %s holds a copy with no saved.json, not whole: name another DIR "
+            "or move it aside" % copy
+        )
     if args.save and os.path.lexists(copy):  # a whole copy kept earlier: read, not downloaded
         gather = functools.partial(saved_match, inside(copy, args.save), args.rubric)
         return [(copy, gather, os.path.realpath(copy))]
@@ -1609,12 +1773,16 @@ def sources_for(target, args, net):
 def saved_folders(target, args):
     """A saved match, or each of a folder of them, in name order."""
     if args.save:
-        raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the "
-                    "folder itself to keep it" % text(target))
+        raise Usage(
+            "%s: --save keeps what is downloaded, and this is a saved copy: copy the "
+            "folder itself to keep it" % text(target)
+        )
     kind = folder_holds(target)
     if kind is None:
-        raise Unreadable("%s: no saved match here (expected export/1.json and report.json, "
-                         "or folders of them, as --save writes)" % target)
+        raise Unreadable(
+            "%s: no saved match here (expected export/1.json and report.json, "
+            "or folders of them, as --save writes)" % target
+        )
     if kind == "match":
         gather = functools.partial(saved_match, target, args.rubric)
         return [(target, gather, os.path.realpath(target))]
@@ -1631,29 +1799,49 @@ def not_a_target(target):
     """Why an argument names no match, in the words that fix it."""
     if MATCH_ID.match(target.lower()):
         return "%s is not a match id: the hex digits are lowercase (%s)" % (
-            text(target), target.lower())
-    if target.startswith((os.sep, ".", "~")) or os.sep in target and os.path.isdir(
-            os.path.dirname(target)):
+            text(target),
+            target.lower(),
+        )
+    if (
+        target.startswith((os.sep, ".", "~"))
+        or os.sep in target
+        and os.path.isdir(os.path.dirname(target))
+    ):
         return "%s: no such folder" % text(target)
-    return ("%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
-            "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target))
+    return (
+        "%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
+        "(https://daishi.ai/matches/m_...), nor a folder of saved copies" % text(target)
+    )
 
 
 def print_matches(args, results, failures, status, batch, old, found):
     totals, (count, changes) = summary(results, failures), found
     verdict = match_verdict(results, failures, count, batch)
     if args.json:
-        doc = {"script": "recompute.py", "version": VERSION, "exit": status, "summary": totals,
-               "matches": results, "unreadable": failures, "verdict": verdict}
+        doc = {
+            "script": "recompute.py",
+            "version": VERSION,
+            "exit": status,
+            "summary": totals,
+            "matches": results,
+            "unreadable": failures,
+            "verdict": verdict,
+        }
         if old is not None:
-            doc["against"] = {"folder": args.against, "savedAt": old.about["savedAt"],
-                              "count": count, "changes": changes}
+            doc["against"] = {
+                "folder": args.against,
+                "savedAt": old.about["savedAt"],
+                "count": count,
+                "changes": changes,
+            }
         return print_json(doc)
     for i, result in enumerate(results):
         sys.stdout.write("\n" if i else "")
         if result.get("kept"):
             put(sys.stdout.write, "kept in %s" % text(result["kept"]))
-        for line in against_lines(args.against, old.about["savedAt"], count, changes) if old else ():
+        for line in (
+            against_lines(args.against, old.about["savedAt"], count, changes) if old else ()
+        ):
             put(sys.stdout.write, line)
         print_audit(result, sys.stdout, args.all, batch)
     for f in [f for f in failures if f["exit"] == 1]:  # a copy not as saved: nothing else shown
@@ -1677,8 +1865,11 @@ def once(sources):
 def failure(source, err):
     """A match not audited: the error names the source once; a copy not as saved is exit 1."""
     message = str(err)
-    return {"source": source, "exit": 1 if isinstance(err, Altered) else 2,
-            "error": message if message.startswith(source) else source + ": " + message}
+    return {
+        "source": source,
+        "exit": 1 if isinstance(err, Altered) else 2,
+        "error": message if message.startswith(source) else source + ": " + message,
+    }
 
 
 # ==================================================================== the shared block
@@ -1692,7 +1883,6 @@ MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
 MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
 MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
 MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
-MAX_SAVED_BYTES = 2 << 20  # a saved.json: a copy of 10,000 pages lists them in under 1 MiB
 MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
 MOST_RETRY_AFTER = 60  # seconds, one wait a busy platform asks for: records.md §3's most
 RETRY_PAUSE_SECONDS = 1.0  # before the one retry after a 5xx, or a 429 without Retry-After
@@ -1758,23 +1948,20 @@ def listed(lines, count=None):
     return lines[:MAX_LISTED] + (["  ... and %d more" % more] if more > 0 else [])
 
 
-def say(line):
-    """A line on stderr, escaped, best effort: a stderr closed or full changes no exit status."""
+def say(line, begin="", end="\n", tty=False):
+    """A line on stderr, escaped, best effort: a stderr closed or full changes no exit status;
+    with tty, on a terminal only."""
     try:
-        sys.stderr.write(one_line(line) + "\n")
-        sys.stderr.flush()
+        if sys.stderr.isatty() or not tty:
+            sys.stderr.write(begin + one_line(line) + end)
+            sys.stderr.flush()
     except (AttributeError, OSError, ValueError):
         pass
 
 
 def progress(line):
     """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
-    try:
-        if sys.stderr.isatty():
-            sys.stderr.write("\r" + one_line(line) + "\x1b[K")
-            sys.stderr.flush()
-    except (AttributeError, OSError, ValueError):
-        pass
+    say(line, "\r", "\x1b[K", tty=True)
 
 
 def print_json(document):
@@ -1809,18 +1996,22 @@ def parse_json(raw, name):
     parser's own int() is kept, for speed."""
     many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
     if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
-        raise Unreadable("%s: more than %d JSON values: not a record this script reads"
-                         % (name, MAX_JSON_VALUES))
+        raise Unreadable(
+            "%s: more than %d JSON values: not a record this script reads" % (name, MAX_JSON_VALUES)
+        )
     capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300
     try:
         text = raw.decode("utf-8")
         try:
-            return json.loads(text, parse_constant=float, parse_int=None if capped else whole_number)
+            return json.loads(
+                text, parse_constant=float, parse_int=None if capped else whole_number
+            )
         except ValueError:  # past 4,300 digits (3.11+): read again, as inf, to name its field
             return json.loads(text, parse_constant=float, parse_int=whole_number)
     except UnicodeDecodeError as err:
-        raise Unreadable("%s: not UTF-8 text (byte 0x%02x at offset %d)"
-                         % (name, raw[err.start], err.start))
+        raise Unreadable(
+            "%s: not UTF-8 text (byte 0x%02x at offset %d)" % (name, raw[err.start], err.start)
+        )
     except (ValueError, RecursionError) as err:
         raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
 
@@ -1875,7 +2066,8 @@ class Network:
                 raise Unreadable(
                     "%s; it asks to wait %d s more, past the %d s a run waits for a busy platform "
                     "(DAISHI_BUSY), after %d s of waiting: try again later"
-                    % (err, err.wait, self.patience, self.waited))
+                    % (err, err.wait, self.patience, self.waited)
+                )
             self.waited += added
             self.resume = max(self.resume, now + err.wait)
             self.paced = self.paced or "since busy"
@@ -1907,15 +2099,18 @@ def request(url, what, named, timeout):
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
                 code = err.code if isinstance(err, urllib.error.HTTPError) else None
                 body = code and quietly(decoded, err, url, (deadline, timeout), 65536) or b""
-                wait = retry_after(err) if code in (429, 503) else None
+                after = (err.headers.get("Retry-After") or "").strip() if code in (429, 503) else ""
+                wait = max(int(after), 1) if re.fullmatch("[0-9]{1,6}", after) else None
                 again = code == 429 or (code or 0) >= 500
                 if again and wait is None and retries < 1 and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
                 if time.monotonic() >= deadline:
-                    raise Unreadable("%s: %s sent no whole answer within %g s"
-                                     % (what, server_of(url, named), timeout))
+                    raise Unreadable(
+                        "%s: %s sent no whole answer within %g s"
+                        % (what, server_of(url, named), timeout)
+                    )
                 cause = what_failed(err, code, body, url, named)
                 error = Unreadable("%s: %s" % (what, cause))
                 error.status, error.body, error.wait = code, body, wait
@@ -1939,8 +2134,9 @@ def quietly(action, *args):
         return None
 
 
-class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler,
-              urllib.request.HTTPSHandler):
+class Guarded(
+    urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler
+):
     """Redirects within the server asked only; each socket copied for the deadline to shut."""
 
     def __init__(self, named):
@@ -1950,8 +2146,10 @@ class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler,
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         newurl = urllib.parse.urljoin(req.full_url, newurl)
         if urllib.parse.urlsplit(newurl)[:2] != urllib.parse.urlsplit(req.full_url)[:2]:
-            raise Unreadable("%s redirects to %s, another server than the one named by %s"
-                             % (req.full_url, newurl, self.named))
+            raise Unreadable(
+                "%s redirects to %s, another server than the one named by %s"
+                % (req.full_url, newurl, self.named)
+            )
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
     def http_open(self, req):
@@ -1978,19 +2176,15 @@ def watch(*address):
     return sock
 
 
-def retry_after(err):
-    """A 429's or 503's Retry-After in whole seconds (at least 1), or None where it gives none."""
-    value = (err.headers.get("Retry-After") or "").strip()
-    return max(int(value), 1) if re.fullmatch("[0-9]{1,6}", value) else None
-
-
 def decoded(response, url, deadline, cap):
     """The whole body, gzip decoded as it arrives, within the cap (decoded) and the deadline
     (when, and the seconds it allows)."""
     encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
     if encoding not in ("identity", "gzip", "x-gzip"):
-        raise Unreadable("%s: sent in the %s encoding (Content-Encoding), which this script "
-                         "does not read" % (url, one_line(repr(encoding), 40)))
+        raise Unreadable(
+            "%s: sent in the %s encoding (Content-Encoding), which this script "
+            "does not read" % (url, one_line(repr(encoding), 40))
+        )
     inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
     body, chunk = bytearray(), True
     try:
@@ -2002,13 +2196,17 @@ def decoded(response, url, deadline, cap):
                 body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
                 data = inflate.unconsumed_tail if inflate else b""
                 if len(body) > cap:
-                    raise Unreadable("%s: response larger than %d bytes%s"
-                                     % (url, cap, " once decompressed" if inflate else ""))
+                    raise Unreadable(
+                        "%s: response larger than %d bytes%s"
+                        % (url, cap, " once decompressed" if inflate else "")
+                    )
     except zlib.error as err:
         raise Unreadable("%s: not a whole gzip stream (%s)" % (url, err))
     if getattr(response, "length", None):
-        raise Unreadable("%s: the connection closed %d bytes before the end of the answer"
-                         % (url, response.length))
+        raise Unreadable(
+            "%s: the connection closed %d bytes before the end of the answer"
+            % (url, response.length)
+        )
     if inflate and (not inflate.eof or inflate.unused_data):
         raise Unreadable("%s: not a whole gzip stream (cut short, or more after its end)" % url)
     if not inflate and body[:2] == b"\x1f\x8b":
@@ -2020,7 +2218,11 @@ def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
     proxy = proxy_of(url)
     through = ", through " + proxy if proxy else ""
-    return "%s (named by %s%s)" % (urllib.parse.urlsplit(url).netloc.rpartition("@")[2], named, through)
+    return "%s (named by %s%s)" % (
+        urllib.parse.urlsplit(url).netloc.rpartition("@")[2],
+        named,
+        through,
+    )
 
 
 def proxy_of(url):
@@ -2039,11 +2241,16 @@ def what_failed(err, code, body, url, named):
     platform's answer (and the address answered) or the server, each with what named it."""
     reason, proxy = getattr(err, "reason", err), proxy_of(url)
     if proxy and (code == 407 or code is None and "Tunnel connection failed" in str(reason)):
-        return "%s refuses to pass it on (%s)" % (proxy, "%d %s" % (code, reason) if code else reason)
+        return "%s refuses to pass it on (%s)" % (
+            proxy,
+            "%d %s" % (code, reason) if code else reason,
+        )
     if isinstance(reason, ssl.SSLCertVerificationError):
-        return ("the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
-                "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
-                % (server_of(url, named), reason.verify_message))
+        return (
+            "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
+            "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
+            % (server_of(url, named), reason.verify_message)
+        )
     if code is None:
         why = getattr(reason, "strerror", 0) or reason
         return "cannot reach %s (%s)" % (proxy or server_of(url, named), why)
@@ -2074,8 +2281,10 @@ def settings(option, paced=False):
     base = (option if option is not None else env or DEFAULT_BASE).strip()
     parts = urllib.parse.urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
-        raise Usage("%s must be an http:// or https:// address, got %s (see %s --help)"
-                    % (named, one_line(json.dumps(base), 60), SCRIPT))
+        raise Usage(
+            "%s must be an http:// or https:// address, got %s (see %s --help)"
+            % (named, one_line(json.dumps(base), 60), SCRIPT)
+        )
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2123,14 +2332,15 @@ def read_copy(folder, kind, names):
     path = os.path.join(folder, SAVED)
     if not os.path.lexists(path):
         return None, {}
-    raw = read_file(path, folder)
-    about = parse_json(raw, path) if len(raw) <= MAX_SAVED_BYTES else None
+    about = parse_json(read_file(path, folder), path)
     about = about if isinstance(about, dict) else {}
     forms = {"kind": str, "id": str, "address": str, "savedAt": str, "sha256": dict}
     bad = [key for key, form in forms.items() if not isinstance(about.get(key), form)]
     if bad or about["kind"] != kind:
-        raise Unreadable("%s: not a saved %s (%s)" % (path, kind, "no " + bad[0] if bad else
-                                                      "kind " + one_line(about["kind"], 40)))
+        raise Unreadable(
+            "%s: not a saved %s (%s)"
+            % (path, kind, "no " + bad[0] if bad else "kind " + one_line(about["kind"], 40))
+        )
     files, faults, count = {}, [], 0
     for name, digest in sorted(about["sha256"].items()):
         fault = file_fault(folder, about, (kind, names), (name, digest), files)
@@ -2157,8 +2367,9 @@ def file_fault(folder, about, form, listing, files):
     except Unreadable as err:
         return "%s: not the file saved %s (%s)" % (name, when, str(err).partition(": ")[2])
     if sum(map(len, files.values())) + len(raw) > MAX_COPY_BYTES:
-        raise Unreadable("%s: more than %d bytes in all: not a copy this script reads"
-                         % (folder, MAX_COPY_BYTES))
+        raise Unreadable(
+            "%s: more than %d bytes in all: not a copy this script reads" % (folder, MAX_COPY_BYTES)
+        )
     if hashlib.sha256(raw).hexdigest() != digest:
         return "%s: not the file saved %s (sha256 differs)" % (name, when)
     files[name] = raw
@@ -2190,9 +2401,22 @@ def against_lines(folder, saved_at, count, changes):
     where = "(%s)" % one_line(folder)
     if not count:
         return ["unchanged since %s %s" % (one_line(saved_at), where)]
-    lines = ["  %s %s: %s -> %s" % (one_line(c["file"]), one_line(c["where"] or "(the file)"),
-                                    clipped(c["was"]), clipped(c["now"])) for c in changes]
-    head = "CHANGED since %s %s: %d change%s" % (one_line(saved_at), where, count, "s" * (count > 1))
+    lines = [
+        "  %s %s: %s -> %s"
+        % (
+            one_line(c["file"]),
+            one_line(c["where"] or "(the file)"),
+            clipped(c["was"]),
+            clipped(c["now"]),
+        )
+        for c in changes
+    ]
+    head = "CHANGED since %s %s: %d change%s" % (
+        one_line(saved_at),
+        where,
+        count,
+        "s" * (count > 1),
+    )
     return [head] + listed(lines, count)
 
 
@@ -2265,9 +2489,14 @@ def keep(staged, files, about, folder):
             with open(path, "xb") as out:
                 out.write(body)
         digests = {name: hashlib.sha256(body).hexdigest() for name, body in files.items()}
-        about = dict(about, savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                     script=SCRIPT, version=VERSION, sha256=digests)
-        about["address"] = CREDENTIALS.sub("***@", about["address"])
+        about = dict(
+            about,
+            address=CREDENTIALS.sub("***@", about["address"]),
+            savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            script=SCRIPT,
+            version=VERSION,
+            sha256=digests,
+        )
         with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
             out.write(json.dumps(about, indent=1) + "\n")
         if os.path.lexists(folder):
@@ -2311,8 +2540,11 @@ def start(main):
             os._exit(141)
         status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
     except Exception as err:
-        status = fail("%s %s failed (%s: %s): a fault of this script, not of the record; please "
-                      "report it" % (SCRIPT, VERSION, type(err).__name__, err), False)
+        status = fail(
+            "%s %s failed (%s: %s): a fault of this script, not of the record; please "
+            "report it" % (SCRIPT, VERSION, type(err).__name__, err),
+            False,
+        )
     sys.exit(status)
 
 

@@ -22,15 +22,17 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 1526), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2247), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 1923), in the shared block: only under --save, into a new
+- The one function that writes files: keep (line 2690), in the shared block: only under --save, into a new
   folder beside DIR, renamed to DIR once whole (with --matches, each match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
+
 import os, signal, sys
+
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, base64, csv, errno, hashlib, http.client, importlib.util, io, itertools, json, math
@@ -49,39 +51,57 @@ from statistics import NormalDist
 SCRIPT, VERSION, KIND = "recompute_study.py", "3.1", "study"  # in User-Agent, saved.json, errors
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
-EXACT_DIGITS = 15           # a double holds every integer of 15 digits; the platform writes none longer
-LABEL_CHARACTERS = 24       # an arm's label or a model's name in a figure's label, at most
+EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
+LABEL_CHARACTERS = 24  # an arm's label or a model's name in a figure's label, at most
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
-SEAT_METRICS = dict(dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),   # study.md §1:
-                    rank=(None, "lower"), map_coverage=((0, 1), "higher"))   # range (None: [1, N]), direction
+SEAT_METRICS = dict(
+    dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),  # study.md §1:
+    rank=(None, "lower"),
+    map_coverage=((0, 1), "higher"),
+)  # range (None: [1, N]), direction
 RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # the rubrics a scorecard may name (rubric.md)
-RHO_RANGE = (1e-100, 1e100)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
-SIGN_KEEPING_PLACES = 3     # extra places a near-zero comparison figure may take (§6)
+RHO_RANGE = (
+    1e-100,
+    1e100,
+)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
+SIGN_KEEPING_PLACES = 3  # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # as §6 prints one: 4 + 3 places
-CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the continued fraction
-MAX_CSV_ROWS = 100000       # in trials.csv or seats.csv
+PRINTED_FIGURE = re.compile(
+    r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS
+)  # as §6 prints one: 4 + 3 places
+CORNISH_FISHER_FROM = (
+    10000  # above this many df the t quantile's expansion beats the continued fraction
+)
+MAX_CSV_ROWS = 100000  # in trials.csv or seats.csv
 
 
 # --- arithmetic
 def mean_and_spread(units, scale):
     """§4.2: m = S1 ÷ (n·scale), s = sqrt((n·S2 − S1²) ÷ (n·(n − 1))) ÷ scale (None for n < 2)."""
-    n, s1, s2 = len(units), sum(units), sum(d * d for d in units)     # integers: exact
-    return s1 / (n * scale), math.sqrt((n * s2 - s1 * s1) / (n * (n - 1))) / scale if n >= 2 else None
+    n, s1, s2 = len(units), sum(units), sum(d * d for d in units)  # integers: exact
+    return s1 / (n * scale), math.sqrt(
+        (n * s2 - s1 * s1) / (n * (n - 1))
+    ) / scale if n >= 2 else None
+
 
 def interval(mean, half, bounds):
     """[m − half, m + half], each end held within bounds (None: not cut)."""
     ends = (mean - half, mean + half)
     return ends if bounds is None else tuple(min(max(end, bounds[0]), bounds[1]) for end in ends)
 
+
 def cluster_interval(units, clusters, scale, q, bounds):
     """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale, E_g = n·S1_g − n_g·S1."""
     n, total, sums, counts = len(units), sum(units), Counter(), Counter(clusters)
     for unit, cluster in zip(units, clusters):
         sums[cluster] += unit  # integers: exact
-    g, squares = len(sums), sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items())
-    se = math.sqrt(g * squares / ((g - 1) * n ** 4)) / scale
+    g, squares = (
+        len(sums),
+        sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items()),
+    )
+    se = math.sqrt(g * squares / ((g - 1) * n**4)) / scale
     return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
+
 
 # The Student t quantile (§4.2): the smaller tail by the incomplete beta, inverted by Newton's method.
 def _beta_fraction(a, b, x):
@@ -96,6 +116,7 @@ def _beta_fraction(a, b, x):
         if abs(c * d - 1.0) < 1e-16:
             return f
     raise ArithmeticError("the incomplete beta continued fraction did not converge")
+
 
 def t_quantile(nu, q):
     """The Student t quantile t(ν, q) for ν ≥ 1 and 0.5 ≤ q < 1, to about 1e-13 relative."""
@@ -123,14 +144,19 @@ def t_quantile(nu, q):
     a, central = 0.5 * nu, q < 0.75
     target = 2.0 * q - 1.0 if central else 1.0 - q
     # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas
-    log_ratio = math.lgamma(a + 0.5) - math.lgamma(a) if a < 30 else 0.5 * math.log(a) + (
-        a * math.log1p(0.5 / a) - 0.5) + (_stirling(a + 0.5) - _stirling(a))
+    log_ratio = (
+        math.lgamma(a + 0.5) - math.lgamma(a)
+        if a < 30
+        else 0.5 * math.log(a)
+        + (a * math.log1p(0.5 / a) - 0.5)
+        + (_stirling(a + 0.5) - _stirling(a))
+    )
     log_c = log_ratio - 0.5 * math.log(math.pi)
     for _ in range(100):
         r = t * t / nu
-        x, y = 1.0 / (1.0 + r), r / (1.0 + r)       # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
-        front = math.exp(-a * math.log1p(r) + 0.5 * math.log(y) + log_c)     # t × the density at t
-        if x < (a + 1.0) / (a + 2.5):               # where the fraction of I_x(ν/2, ½) converges
+        x, y = 1.0 / (1.0 + r), r / (1.0 + r)  # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
+        front = math.exp(-a * math.log1p(r) + 0.5 * math.log(y) + log_c)  # t × the density at t
+        if x < (a + 1.0) / (a + 2.5):  # where the fraction of I_x(ν/2, ½) converges
             upper = 0.5 * front / (a * _beta_fraction(a, 0.5, x))
             tail = 1.0 - 2.0 * upper if central else upper
         else:
@@ -142,13 +168,16 @@ def t_quantile(nu, q):
             return t
     raise ArithmeticError("t quantile did not converge (ν=%r, q=%r)" % (nu, q))
 
+
 def _stirling(x):
     """Stirling's series for log Γ(x) past its leading terms: 1/(12x) − 1/(360x³) + …"""
     return (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x * x)) / (x * x)) / (x * x)) / x
 
+
 # --- the study's terms
 class Terms:
     """What the arithmetic reads besides the rows: metric, range, direction, rule, level."""
+
     alpha = effect = None
 
     def __init__(self, trials, seats, reading, rho):
@@ -160,48 +189,64 @@ class Terms:
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
             self.bounds = bounds or (1, max(Counter(map(match_of, seats)).values(), default=1))
-        else:   # the range (None: unbounded) and direction the card declares for a metric not a seat score
+        else:  # the range (None: unbounded) and direction the card declares for a metric not a seat score
             card, self.direction = reading.get("range"), reading.get("direction")
             if self.direction not in ("higher", "lower"):
-                raise Unreadable("the card's direction for %s is %r, not higher or lower"
-                                 % (self.metric, self.direction))
+                raise Unreadable(
+                    "the card's direction for %s is %r, not higher or lower"
+                    % (self.metric, self.direction)
+                )
             # (every number read_json passes is finite)
             if card is not None and not (number_pair(card) and card[0] < card[1]):
                 raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
             self.bounds = card and tuple(card)
         low, high = self.bounds or (None, None)
-        self.outside = [row for row in trials
-                        if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high]
+        self.outside = [
+            row
+            for row in trials
+            if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high
+        ]
         self.outside_lines = {row["_line"] for row in self.outside}
         if self.rule:
             self.effect, level = reading.get("effect"), first["comparison_level"]
             if self.effect not in ("difference", "log_ratio"):
-                raise Unreadable("the card's effect is %r, not difference or log_ratio" % (self.effect,))
+                raise Unreadable(
+                    "the card's effect is %r, not difference or log_ratio" % (self.effect,)
+                )
             # §4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)
             where = "trials.csv line %d, column comparison_level: " % first["_line"]
             if not 0 < (float(level) if level else math.nan) < 1:
                 raise Unreadable(where + "%r is not a level between 0 and 1" % level)
             self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None
             if self.alpha is not None and not 1 - self.alpha / 2 < 1:
-                raise Unreadable(where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level)
+                raise Unreadable(
+                    where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level
+                )
         # D_t's units; a difference is held within the range's width, a log ratio is not cut
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
         cut = self.bounds and self.effect == "difference"
         self.difference_bounds = (low - high, high - low) if cut else None
+
 
 # --- §3 each trial's value
 def value_from_seats(focal_seats, metric):
     """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
     if not focal_seats or any(seat[metric] == "" for seat in focal_seats):
         return None
-    total = reduce(operator.add, (float(s[metric]) for s in focal_seats), 0.0)  # in order (sum() compensates)
+    total = reduce(
+        operator.add, (float(s[metric]) for s in focal_seats), 0.0
+    )  # in order (sum() compensates)
     return math.floor(total / len(focal_seats) * 1000 + 0.5)
+
 
 def blended_index(seat):
     """The Fitness Index, in tenths, that the seat's five dimensions blend to (rubric.md §8)."""
     survival, economy, social, adaptation, competitiveness = (float(seat[d]) for d in DIMENSIONS)
-    blend = 0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation + 0.15 * competitiveness
+    blend = (
+        0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation + 0.15 * competitiveness
+    )
     return math.floor(min(max(blend, 0.0), 100.0) * 10.0 + 0.5)
+
 
 def grade_for(index, dimensions, rubric):
     """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs 3 dimensions ≥ 50."""
@@ -210,6 +255,7 @@ def grade_for(index, dimensions, rubric):
     if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
         return "C"
     return grade
+
 
 def scorecard_fault(seat):
     """Why a seat's fitness index or grade is not what §3 says, or None."""
@@ -224,93 +270,128 @@ def scorecard_fault(seat):
         return "names rubric %r" % rubric
     blended = blended_index(seat)
     if blended != exact_units(index, 1):
-        return "fitness_index %s, its dimensions blend to %s" % (index, print_figure(blended / 10, 1))
+        return "fitness_index %s, its dimensions blend to %s" % (
+            index,
+            print_figure(blended / 10, 1),
+        )
     expected = grade_for(blended, [exact_units(seat[d], 1) for d in DIMENSIONS], rubric)
     if grade != expected:
         return "grade %s, its index and dimensions give %s" % (grade, expected)
 
+
 # --- §4 comparisons
 class Comparison:
     """One comparison's recomputed figures; None where a figure does not exist."""
+
     n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
     positive = in_range = True
 
-def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
-    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in trial
-    order; none where a value is ≤ 0 for a log ratio."""
-    result, pairs = Comparison(), []
+
+def arm_pairs(arm, trials_by_trial, terms):
+    """§4.1: comparison `arm`'s pairs (D_t, map, both values in range) in trial order; None where
+    a value is ≤ 0 for a log ratio."""
+    pairs = []
     for _, arms in sorted(trials_by_trial.items()):
         control, treated = arms.get(0), arms.get(arm)
         read = treated and treated["pair"] == "in" and treated["in_comparison"] == "true"
         if not (control and read and treated["value"] and control["value"]):
             continue
         if control["map_seed"] == "":
-            raise Unreadable("trials.csv line %d, column map_seed: empty on a pair's control row"
-                             % control["_line"])
+            raise Unreadable(
+                "trials.csv line %d, column map_seed: empty on a pair's control row"
+                % control["_line"]
+            )
         if terms.effect == "difference":
             d = exact_units(treated["value"], 3) - exact_units(control["value"], 3)
         else:
             v0, vk = float(control["value"]), float(treated["value"])
             if v0 <= 0 or vk <= 0:
-                result.positive = False
-                return result
+                return None
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
         in_range = not terms.outside_lines & {control["_line"], treated["_line"]}
         pairs.append((d, int(control["map_seed"]), in_range))
+    return pairs
+
+
+def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
+    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in trial
+    order; none where a value is ≤ 0 for a log ratio."""
+    result, pairs = Comparison(), arm_pairs(arm, trials_by_trial, terms)
+    if pairs is None:  # a value ≤ 0 for a log ratio
+        result.positive = False
+        return result
     if not pairs:
         return result
     diffs, maps, in_range = zip(*pairs)
     alpha, scale, n = terms.alpha, terms.scale, len(diffs)
     result.n, result.maps, result.in_range = n, len(set(maps)), all(in_range)
     result.mean, spread = mean_and_spread(diffs, scale)
-    if result.in_range:     # a value out of its range could make the exact count unbounded
+    if result.in_range:  # a value out of its range could make the exact count unbounded
         result.p, result.p_how = sign_flip_p(diffs, alpha)
     if n < 2:
         return result
     if terms.rule == "fixed":
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
-    else:                   # the asymptotic confidence sequence (Waudby-Smith et al.)
+    else:  # the asymptotic confidence sequence (Waudby-Smith et al.)
         rho2 = terms.rho * terms.rho
         log_term = math.log(math.sqrt(n * rho2 + 1) / alpha)
         half = spread * math.sqrt(2 * (n * rho2 + 1) / (n * n * rho2) * log_term)
     result.interval = interval(result.mean, half, terms.difference_bounds)
     if 2 <= result.maps < n:
-        result.map_interval = cluster_interval(diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds)
+        result.map_interval = cluster_interval(
+            diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds
+        )
     if withheld is None and (result.p is not None or terms.rule == "anytime"):
         # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)
         fixed = [result.bootstrap, result.map_interval] if terms.rule == "fixed" else []
-        sides = {1 if low > 0 else -1 if high < 0 else 0
-                 for low, high in filter(None, [result.interval] + fixed)}
+        sides = {
+            1 if low > 0 else -1 if high < 0 else 0
+            for low, high in filter(None, [result.interval] + fixed)
+        }
         result.verdict = "inconclusive"
-        if len(sides) == 1 and 0 not in sides and (terms.rule == "anytime" or result.p <= Fraction(alpha)):
-            result.verdict = "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
+        if (
+            len(sides) == 1
+            and 0 not in sides
+            and (terms.rule == "anytime" or result.p <= Fraction(alpha))
+        ):
+            result.verdict = (
+                "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
+            )
     return result
+
 
 def bootstrap_seed(study_id, arm):
     """§4.6: the first 8 bytes, big-endian, of SHA-256 of `<study id>:<arm>`."""
-    return int.from_bytes(hashlib.sha256(("%s:%d" % (study_id, arm)).encode("ascii")).digest()[:8], "big")
+    return int.from_bytes(
+        hashlib.sha256(("%s:%d" % (study_id, arm)).encode("ascii")).digest()[:8], "big"
+    )
+
 
 def bootstrap_interval(diffs, scale, seed, alpha):
     """§4.6: [Q(α/2), Q(1 − α/2)] of B = 4000 means of n pairs drawn with replacement."""
     n, b, ends = len(diffs), 4000, []
     draws, pick = bootstrap_draws(seed, n, b * n), diffs.__getitem__
-    means = sorted(sum(map(pick, draws[i * n:(i + 1) * n])) / (n * scale) for i in range(b))
+    means = sorted(sum(map(pick, draws[i * n : (i + 1) * n])) / (n * scale) for i in range(b))
     for h in ((b - 1) * (alpha / 2), (b - 1) * (1 - alpha / 2)):
         f = math.floor(h)
         ends.append(means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f]))
     return tuple(ends)
 
+
 # --- §5 arms and models
 def arm_figures(arm, trials, terms):
     """n, mean and 95% interval of the arm's values, cut to the metric's range."""
-    units = [exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]]
+    units = [
+        exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]
+    ]
     if not units:
         return 0, None, None
     n, (mean, spread) = len(units), mean_and_spread(units, 1000)
     if n < 2:
         return n, mean, None
     return n, mean, interval(mean, t_quantile(n - 1, 0.975) * spread / math.sqrt(n), terms.bounds)
+
 
 def model_figures(seats):
     """{model: (seats, trials, mean, interval)} in order of first appearance, fitness in tenths."""
@@ -322,19 +403,26 @@ def model_figures(seats):
             clusters.append(match_of(seat))
     for model, (fitness, clusters) in by_model.items():
         n, g = len(fitness), len(set(clusters))
-        by_model[model] = (n, g, sum(fitness) / (n * 10),
-                           cluster_interval(fitness, clusters, 10, 0.975, (0, 100)) if g >= 2 else None)
+        by_model[model] = (
+            n,
+            g,
+            sum(fitness) / (n * 10),
+            cluster_interval(fitness, clusters, 10, 0.975, (0, 100)) if g >= 2 else None,
+        )
     return by_model
+
 
 # --- §6 how a figure prints
 def _units_text(units, places, negative):
-    whole, fraction = divmod(units, 10 ** places)
+    whole, fraction = divmod(units, 10**places)
     return "-" * negative + str(whole) + ("." + str(fraction).zfill(places) if places else "")
+
 
 def print_figure(x, places):
     """x half away from zero on the double at `places`; a figure that prints as zero is unsigned."""
-    units = math.floor(abs(x) * float(10 ** places) + 0.5)
+    units = math.floor(abs(x) * float(10**places) + 0.5)
     return _units_text(units, places, x < 0 and units != 0)
+
 
 def print_comparison_figure(x, places):
     """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first non-0 digit."""
@@ -344,23 +432,39 @@ def print_comparison_figure(x, places):
             return text
     return "-" * (x < 0) + text
 
+
 # --- §7 figures and checks
 class Result:
     """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
-    matches = None          # §8, under --matches: each match's audit and its rows' differences,
-    differences = ()        # and all those differences in order
-    changed = 0             # --against: how many changes since the saved copy
+
+    matches = None  # §8, under --matches: each match's audit and its rows' differences,
+    differences = ()  # and all those differences in order
+    changed = 0  # --against: how many changes since the saved copy
+
     def __init__(self):
         self.figures, self.checks, self.trust = [], [], []
+
     def figure(self, key, label, page, ours, same, difference=None, **more):
-        self.figures.append(dict(key=key, label=label, published=page, recomputed=ours, same=same,
-                                 difference=None if same else difference, **more))
+        self.figures.append(
+            dict(
+                key=key,
+                label=label,
+                published=page,
+                recomputed=ours,
+                same=same,
+                difference=None if same else difference,
+                **more,
+            )
+        )
+
 
 def _shown(page):
     return None if page is None else one_line(page if isinstance(page, str) else json.dumps(page))
 
+
 def _label(text):
     return _clip(_shown(text), LABEL_CHARACTERS)
+
 
 def six_places(page, places, printer):
     """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
@@ -369,23 +473,32 @@ def six_places(page, places, printer):
         return places
     if not int(fraction or "0") and page[0] != "-":
         return most if len(fraction) == most else places
-    digits = int(fraction.ljust(most + 1, "0"))   # q places once past 5 at place q + 1 (5: below, rounded up)
+    digits = int(
+        fraction.ljust(most + 1, "0")
+    )  # q places once past 5 at place q + 1 (5: below, rounded up)
     return next((q for q in range(places, most) if digits > 5 * 10 ** (most - q)), most)
+
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
     """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
     if page is None and value is None:
         return
-    label, ours = "%s: %s" % (name, key["figure"]), None if value is None else printer(value, places)
+    label, ours = (
+        "%s: %s" % (name, key["figure"]),
+        None if value is None else printer(value, places),
+    )
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
-    wanted = len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted  # 0, or tiny
+    wanted = (
+        len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted
+    )  # 0, or tiny
     if shown != wanted:
         reason = "printed at %d places; §6 prints %d" % (shown, wanted)
         return result.figure(key, label, page, ours, False, reason=reason)
     units = int(print_figure(value, shown).replace(".", "")) - int(page.replace(".", ""))
     result.figure(key, label, page, ours, abs(units) <= tolerance, units)
+
 
 def figure_rows(result, key, name, page, rows):
     """Each (figure, ours, places, tolerance[, printer]) of a row; places None: exact; an interval's ends."""
@@ -396,28 +509,54 @@ def figure_rows(result, key, name, page, rows):
                 continue
             same = ours is not None and type(shown) is type(ours) and shown == ours
             difference = ours - shown if type(ours) is int and type(shown) is int else None
-            result.figure(dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference)
+            result.figure(
+                dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference
+            )
         elif figure in ("interval", "map interval", "bootstrap"):
             ends = shown if isinstance(shown, list) and len(shown) == 2 else [shown, shown]
             for end, label in ((0, "low"), (1, "high")):
-                decimal_figure(result, dict(key, figure=figure + " " + label), name, ends[end],
-                               None if ours is None else ours[end], places, *how)
+                decimal_figure(
+                    result,
+                    dict(key, figure=figure + " " + label),
+                    name,
+                    ends[end],
+                    None if ours is None else ours[end],
+                    places,
+                    *how,
+                )
         else:
             decimal_figure(result, dict(key, figure=figure), name, shown, ours, places, *how)
+
 
 def comparison_figures(result, arm, label, ours, page, terms):
     """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its checks."""
     start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
     p = None if ours.p is None else float(ours.p)
     withheld, shown = page.get("withheld"), page.get("verdict")
-    figure_rows(result, {"comparison": arm}, "comparison %s (%s)" % (arm, _label(label)), page, [
-        ("n", ours.n, None), ("mean", ours.mean, *near), ("interval", ours.interval, *near),
-        ("map interval", ours.map_interval, *near), ("maps", ours.maps, None), ("p", p, 4, 0),
-        ("bootstrap", ours.bootstrap, *near)] + [("verdict", ours.verdict, None)] * (withheld is None))
-    for figure in (f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"):
+    figure_rows(
+        result,
+        {"comparison": arm},
+        "comparison %s (%s)" % (arm, _label(label)),
+        page,
+        [
+            ("n", ours.n, None),
+            ("mean", ours.mean, *near),
+            ("interval", ours.interval, *near),
+            ("map interval", ours.map_interval, *near),
+            ("maps", ours.maps, None),
+            ("p", p, 4, 0),
+            ("bootstrap", ours.bootstrap, *near),
+        ]
+        + [("verdict", ours.verdict, None)] * (withheld is None),
+    )
+    for figure in (
+        f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"
+    ):
         figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
-        result.checks.append(("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how))
+        result.checks.append(
+            ("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
+        )
     if withheld is not None:
         name = "comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld))
         detail = None if shown is None else "the page shows %s" % _shown(shown)
@@ -426,6 +565,7 @@ def comparison_figures(result, arm, label, ours, page, terms):
         name = "comparison %d: every value of its pairs above 0 (log ratio)" % arm
         result.checks.append((name, ours.positive, None))
 
+
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place);
     of each of the page's entries that the files lack, its first figure, on the page's side only."""
@@ -433,21 +573,44 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
-        figure_rows(result, {"arm": arm}, "arm %d (%s)" % (arm, _label(labels[arm])), page.get(arm, {}), rows)
+        figure_rows(
+            result,
+            {"arm": arm},
+            "arm %d (%s)" % (arm, _label(labels[arm])),
+            page.get(arm, {}),
+            rows,
+        )
     for key in sorted(set(page) - set(terms.arms), key=str):  # the page's arms the files lack
-        figure_rows(result, {"arm": key}, "arm %s (not in the files)" % _label(key), page[key],
-                    [("n", None, None)])
+        figure_rows(
+            result,
+            {"arm": key},
+            "arm %s (not in the files)" % _label(key),
+            page[key],
+            [("n", None, None)],
+        )
     page, models = _by_key(reading, "models", "model", str), model_figures(seats)
     for model, (n, g, mean, ours) in models.items():
-        rows = [("seats", n, None), ("trials", g, None), ("mean", mean, 1, 0), ("interval", ours, 1, 0)]
+        rows = [
+            ("seats", n, None),
+            ("trials", g, None),
+            ("mean", mean, 1, 0),
+            ("interval", ours, 1, 0),
+        ]
         figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
     for key in (key for key in page if key not in models):  # and its models the files lack
-        figure_rows(result, {"model": key}, "model %s (not in the files)" % _label(key), page[key],
-                    [("seats", None, None)])
+        figure_rows(
+            result,
+            {"model": key},
+            "model %s (not in the files)" % _label(key),
+            page[key],
+            [("seats", None, None)],
+        )
+
 
 def thousandths(units):
     """A count of thousandths as the decimal text §2 writes (None stays None)."""
     return None if units is None else _units_text(abs(units), 3, units < 0)
+
 
 def _by_key(reading, part, key, kind):
     """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
@@ -461,29 +624,38 @@ def _by_key(reading, part, key, kind):
         value = entry.get(key) if isinstance(entry, dict) else entry
         shown = _shown(json.dumps(value))
         if type(value) is not kind or not isinstance(entry, dict):
-            raise Unreadable("%s[%d].%s: %s is not %s" % (at, i, key, shown, "an integer" if kind is int
-                                                           else "a string"))
+            raise Unreadable(
+                "%s[%d].%s: %s is not %s"
+                % (at, i, key, shown, "an integer" if kind is int else "a string")
+            )
         if value in found:
             raise Unreadable("%s[%d]: a second entry for %s %s" % (at, i, key, shown))
         found[value] = entry
     return found
 
+
 def first_fault(name, rows, fault):
     """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
-    return next(("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None)
+    return next(
+        ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None
+    )
+
 
 def versus(page, files, agrees, files_text=None, whose="files"):
     """A page-against-files check's detail: None when it agrees."""
     return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
+
 
 def count_fault(page, files):
     """Checks 13-19: the page's count (or counts by reason, an absent one 0) against the files'; a
     count is an integer (a boolean is not one) equal to the files'."""
     if isinstance(files, dict):
         agrees = isinstance(page, dict) and not any(
-            count_fault(page.get(r, 0), files.get(r, 0)) for r in {*page, *files})
+            count_fault(page.get(r, 0), files.get(r, 0)) for r in {*page, *files}
+        )
         return versus(page, None, agrees, json.dumps(files, sort_keys=True))
     return versus(page, None, type(page) is int and page == files, "%d" % files)
+
 
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
@@ -491,13 +663,16 @@ def number_pair(value):
         isinstance(value, list) and len(value) == 2 and {type(end) for end in value} <= {int, float}
     )
 
+
 def match_of(row):
     """The (trial, arm) a row of either file belongs to."""
     return int(row["trial"]), int(row["arm"])
 
+
 def first_pairs(trials):
     """{trial: its pair, in or out}, as each trial's first trials.csv row gives it."""
     return {row["trial"]: row["pair"] for row in reversed(trials)}
+
 
 def row_checks(study_id, trials, seats):
     """Checks 1-12: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
@@ -505,31 +680,95 @@ def row_checks(study_id, trials, seats):
     (4-7); every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9) and
     every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
     files = (("trials.csv", trials), ("seats.csv", seats))
-    checks = [("canary on every %s row" % name, first_fault(name, rows, lambda row: (  # 1-2
-        row["canary"] != CANARY and "canary missing or altered"))) for name, rows in files]
-    study = [first_fault(name, rows, lambda row: row["study"] != study_id
-                         and "study %r, the address names %s" % (row["study"], study_id))
-             for name, rows in files]
-    checks.append(("every trials.csv and seats.csv row names this study", study[0] or study[1]))  # 3
+    checks = [
+        (
+            "canary on every %s row" % name,
+            first_fault(
+                name,
+                rows,
+                lambda row: (  # 1-2
+                    row["canary"] != CANARY and "canary missing or altered"
+                ),
+            ),
+        )
+        for name, rows in files
+    ]
+    study = [
+        first_fault(
+            name,
+            rows,
+            lambda row: (
+                row["study"] != study_id
+                and "study %r, the address names %s" % (row["study"], study_id)
+            ),
+        )
+        for name, rows in files
+    ]
+    checks.append(
+        ("every trials.csv and seats.csv row names this study", study[0] or study[1])
+    )  # 3
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
-        checks.append(("one %s on every trials.csv row" % column, len(found) > 1 and "found %s" % found))
+        checks.append(
+            ("one %s on every trials.csv row" % column, len(found) > 1 and "found %s" % found)
+        )
+    return checks + link_checks(trials, seats)
+
+
+def link_checks(trials, seats):
+    """Checks 8-12: each seat row beside its trial row, and each seat's scorecard (§3)."""
     rubric, seated = {match_of(row): row["rubric"] for row in trials}, set(map(match_of, seats))
     pair_of = first_pairs(trials)
     linked = [seat for seat in seats if match_of(seat) in rubric]
-    return checks + [(name, first_fault(file, rows, fault)) for name, file, rows, fault in (
-        ("every seat's rubric is its trial row's", "seats.csv", linked, lambda seat: (  # 8
-            seat["rubric"] != rubric[match_of(seat)]
-            and "rubric %r, its trial row's is %r" % (seat["rubric"], rubric[match_of(seat)]))),
-        ("every trials.csv row has a seat row", "trials.csv", trials, lambda row: (  # 9
-            match_of(row) not in seated and "trial %s arm %s has no seat row" % (row["trial"], row["arm"]))),
-        ("every seats.csv row has a trials.csv row", "seats.csv", seats, lambda seat: (  # 10
-            match_of(seat) not in rubric
-            and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"]))),
-        ("one pair per trial", "trials.csv", trials, lambda row: (  # 11
-            pair_of[row["trial"]] != row["pair"] and "trial %s is both in and out" % row["trial"])),
-        ("every seat's fitness index and grade as its dimensions give", "seats.csv", seats,  # 12
-         scorecard_fault))]
+    return [
+        (name, first_fault(file, rows, fault))
+        for name, file, rows, fault in (
+            (
+                "every seat's rubric is its trial row's",
+                "seats.csv",
+                linked,
+                lambda seat: (  # 8
+                    seat["rubric"] != rubric[match_of(seat)]
+                    and "rubric %r, its trial row's is %r"
+                    % (seat["rubric"], rubric[match_of(seat)])
+                ),
+            ),
+            (
+                "every trials.csv row has a seat row",
+                "trials.csv",
+                trials,
+                lambda row: (  # 9
+                    match_of(row) not in seated
+                    and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
+                ),
+            ),
+            (
+                "every seats.csv row has a trials.csv row",
+                "seats.csv",
+                seats,
+                lambda seat: (  # 10
+                    match_of(seat) not in rubric
+                    and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
+                ),
+            ),
+            (
+                "one pair per trial",
+                "trials.csv",
+                trials,
+                lambda row: (  # 11
+                    pair_of[row["trial"]] != row["pair"]
+                    and "trial %s is both in and out" % row["trial"]
+                ),
+            ),
+            (
+                "every seat's fitness index and grade as its dimensions give",
+                "seats.csv",
+                seats,  # 12
+                scorecard_fault,
+            ),
+        )
+    ]
+
 
 def page_checks(trials, seats, reading, terms):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
@@ -537,28 +776,50 @@ def page_checks(trials, seats, reading, terms):
     24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
     counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
     pairs, first = list(first_pairs(trials).values()), trials[0]
-    files = {"trials": len(pairs), "rows": len(trials),
-             "valued": sum(1 for row in trials if row["value"]), "seats": len(seats),
-             "noValue": Counter(row["no_value"] for row in trials if row["no_value"]),
-             "pairsIn": pairs.count("in"), "pairsOut": pairs.count("out")}
-    checks = [("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k])) for k in files]
+    files = {
+        "trials": len(pairs),
+        "rows": len(trials),
+        "valued": sum(1 for row in trials if row["value"]),
+        "seats": len(seats),
+        "noValue": Counter(row["no_value"] for row in trials if row["no_value"]),
+        "pairsIn": pairs.count("in"),
+        "pairsOut": pairs.count("out"),
+    }
+    checks = [
+        ("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k]))
+        for k in files
+    ]
     level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
     ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
-    checks += [("the page's %s is the files'" % f, versus(reading.get(f), value, reading.get(f) == value))
-               for f, value in ours]
+    checks += [
+        ("the page's %s is the files'" % f, versus(reading.get(f), value, reading.get(f) == value))
+        for f, value in ours
+    ]
     # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
-    same = page is None and level is None or isinstance(page, str) and level is not None and (
-        DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(level))
+    same = (
+        page is None
+        and level is None
+        or isinstance(page, str)
+        and level is not None
+        and (DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(level))
+    )
     fault = versus(page, None, same, level)
     checks.insert(-1, ("the page's comparisonLevel is the files'", fault))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
-        checks += [("the page's range is %s's" % terms.metric,  # 24
-                    versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's")),
-                   ("the page's direction is the files'",  # 25
-                    versus(direction, terms.direction, direction == terms.direction))]
+        checks += [
+            (
+                "the page's range is %s's" % terms.metric,  # 24
+                versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's"),
+            ),
+            (
+                "the page's direction is the files'",  # 25
+                versus(direction, terms.direction, direction == terms.direction),
+            ),
+        ]
     return checks
+
 
 # --- the whole recompute
 def recompute_reading(study_id, trials, seats, reading, rho):
@@ -568,60 +829,93 @@ def recompute_reading(study_id, trials, seats, reading, rho):
         labels.setdefault(int(row["arm"]), row["arm_label"])
         trials_by_trial.setdefault(int(row["trial"]), {})[int(row["arm"])] = row
     pages = _by_key(reading, "comparisons", "arm", int)
-    result.trust = [SEAT_SCORES,
-                    "which trials played whole (whole_trial), the seats the model table reads"]
+    result.trust = [
+        SEAT_SCORES,
+        "which trials played whole (whole_trial), the seats the model table reads",
+    ]
     if terms.compared:
-        result.trust.append("which pairs each comparison read (pair, in_comparison): the page's "
-                            "own account")
+        result.trust.append(
+            "which pairs each comparison read (pair, in_comparison): the page's own account"
+        )
     for arm in terms.compared:
         page = pages.get(arm, {})
         withheld = page.get("withheld")
         ours = compare_arm(arm, trials_by_trial, terms, study_id, withheld)
         comparison_figures(result, arm, labels[arm], ours, page, terms)
         if withheld is not None:
-            result.trust.append("why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld)))
+            result.trust.append(
+                "why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld))
+            )
     for arm in sorted(set(pages) - set(terms.compared), key=str):
         comparison_figures(result, arm, "not in the files", Comparison(), pages[arm], terms)
     arm_and_model_figures(result, trials, seats, terms, reading, labels)
-    focal = {}  # §7 per valued trial row of a seat-score metric: its value from its focal seats (§3)
-    for seat in seats:
-        if seat["focal"] == "true":
-            focal.setdefault(match_of(seat), []).append(seat)
-    for row in (row for row in trials if terms.seat_score and row["value"]):
-        ours, page = value_from_seats(focal.get(match_of(row)), terms.metric), exact_units(row["value"], 3)
-        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
-        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
-        result.figure(key, label, thousandths(page), thousandths(ours), ours == page,
-                      None if ours is None else ours - page, file="trials.csv", line=row["_line"])
+    value_figures(result, trials, seats, terms)
     # study.md §7 checks 1-25 in order, then every value within the metric's range, if any; a
     # check's fault is a message, else false
     checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
     if terms.bounds is not None:
         name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
-        checks.append((name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"])))
+        checks.append(
+            (name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"]))
+        )
     result.checks += [(name, not fault, fault or None) for name, fault in checks]
     if not terms.seat_score:
         card = _shown(reading.get("range")), terms.direction
-        result.trust.append("each trial's value of %s, not a seat score, and the range %s and "
-                            "direction %s the card declares for it" % (terms.metric, *card))
+        result.trust.append(
+            "each trial's value of %s, not a seat score, and the range %s and "
+            "direction %s the card declares for it" % (terms.metric, *card)
+        )
     return terms, result
 
+
+def value_figures(result, trials, seats, terms):
+    """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
+    focal = {}
+    for seat in seats:
+        if seat["focal"] == "true":
+            focal.setdefault(match_of(seat), []).append(seat)
+    for row in (row for row in trials if terms.seat_score and row["value"]):
+        ours, page = (
+            value_from_seats(focal.get(match_of(row)), terms.metric),
+            exact_units(row["value"], 3),
+        )
+        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
+        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
+        result.figure(
+            key,
+            label,
+            thousandths(page),
+            thousandths(ours),
+            ours == page,
+            None if ours is None else ours - page,
+            file="trials.csv",
+            line=row["_line"],
+        )
+
+
 # --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
-MAX_MATCHES = 1000          # a study plays at most this many matches
-SEAT_SCORES = "each seat's scores as its match's report published them"     # trusted, unless --matches
+MAX_MATCHES = 1000  # a study plays at most this many matches
+SEAT_SCORES = "each seat's scores as its match's report published them"  # trusted, unless --matches
 # records.md §2.2-2.3: the columns that name a record, by the part of it that holds them (column:key)
-TIED = {name: [(column, part, key or column) for part, columns in (p.split(": ") for p in spec.split("; "))
-               for column, _, key in (c.partition(":") for c in columns.split())]
-        for name, spec in {
-    "trials.csv": "archive: rounds_played:rounds rounds_planned:planned; default: rubric; focal: value",
-    "seats.csv": "agent: name model reputation aggression; "
-                 "meter: turns rounds_sat_out:roundsSatOut error_turns:errorTurns spend; "
-                 "metrics: rests:rest looks:look moves:move gathers:gather crafts:craft builds:build "
-                 "repairs:repair trains:train trades:trade attacks:attack raids:raid messages "
-                 "dormancies:dormant recoveries:awake; "
-                 "card: fitness_index:fitnessIndex grade rank status survival economy social adaptation "
-                 "competitiveness map_coverage:mapCoverage"}.items()}
+TIED = {
+    name: [
+        (column, part, key or column)
+        for part, columns in (p.split(": ") for p in spec.split("; "))
+        for column, _, key in (c.partition(":") for c in columns.split())
+    ]
+    for name, spec in {
+        "trials.csv": "archive: rounds_played:rounds rounds_planned:planned; default: rubric; focal: value",
+        "seats.csv": "agent: name model reputation aggression; "
+        "meter: turns rounds_sat_out:roundsSatOut error_turns:errorTurns spend; "
+        "metrics: rests:rest looks:look moves:move gathers:gather crafts:craft builds:build "
+        "repairs:repair trains:train trades:trade attacks:attack raids:raid messages "
+        "dormancies:dormant recoveries:awake; "
+        "card: fitness_index:fitnessIndex grade rank status survival economy social adaptation "
+        "competitiveness map_coverage:mapCoverage",
+    }.items()
+}
 TEXT_COLUMNS = {"name", "model", "grade", "status", "rubric"}
+
 
 def by_trial(seats):
     """{(trial, arm): its seat rows}, as the rows give them."""
@@ -629,6 +923,7 @@ def by_trial(seats):
     for seat in seats:
         seats_of.setdefault((seat["trial"], seat["arm"]), []).append(seat)
     return seats_of
+
 
 def tie_rows(name, rows, views):
     """Each field of the rows that differs from its record (views: each row's parts of the record);
@@ -642,27 +937,53 @@ def tie_rows(name, rows, views):
             elif column in TEXT_COLUMNS:
                 same = value == record
             else:
-                same = value != "" and type(record) in (int, float) and (
-                    Decimal(value) == Decimal(repr(record)))
+                same = (
+                    value != ""
+                    and type(record) in (int, float)
+                    and (Decimal(value) == Decimal(repr(record)))
+                )
             if not same:
-                out.append({"file": name, "line": row["_line"], "trial": int(row["trial"]),
-                            "arm": int(row["arm"]), "seat": int(row["seat"]) if name == "seats.csv" else None,
-                            "column": column, "value": row[column], "record": _shown(record),
-                            "source": "report" if part in ("card", "default", "focal") else "archive"})
+                out.append(
+                    {
+                        "file": name,
+                        "line": row["_line"],
+                        "trial": int(row["trial"]),
+                        "arm": int(row["arm"]),
+                        "seat": int(row["seat"]) if name == "seats.csv" else None,
+                        "column": column,
+                        "value": row[column],
+                        "record": _shown(record),
+                        "source": "report" if part in ("card", "default", "focal") else "archive",
+                    }
+                )
     return out
+
 
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
     rows = [(n, r) for n, s in enumerate(full["seats"], 1) for r in s["figures"]]
-    brief = {k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()}
-    brief.update(checksFailed=[c for c in full["checks"] if not c["agrees"]],
-                 differs=[{"seat": n, "figure": r["key"]["figure"], "published": r["published"],
-                           "recomputed": r["recomputed"]} for n, r in rows if r["same"] is False])
+    brief = {
+        k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()
+    }
+    brief.update(
+        checksFailed=[c for c in full["checks"] if not c["agrees"]],
+        differs=[
+            {
+                "seat": n,
+                "figure": r["key"]["figure"],
+                "published": r["published"],
+                "recomputed": r["recomputed"],
+            }
+            for n, r in rows
+            if r["same"] is False
+        ],
+    )
     if full["exit"]:
         text = io.StringIO()
         rc.print_audit(full, text)
         brief["text"] = text.getvalue()
     return brief
+
 
 def audit_match(rc, mid, trials, seats, metric, match, versions):
     """§8 for one match: audited under each rubric its rows name, its rows tied to its record (each
@@ -682,16 +1003,26 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
         seated = seats_of.get((row["trial"], row["arm"]), [])
         numbers = [int(s["seat"]) for s in seated]
         if numbers != roster:
-            rows = ", ".join(map(str, numbers[:8])) + " ... (%d in all)" % len(numbers) * (len(numbers) > 8)
-            faults.append("trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
-                          % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster)))
+            rows = ", ".join(map(str, numbers[:8])) + " ... (%d in all)" % len(numbers) * (
+                len(numbers) > 8
+            )
+            faults.append(
+                "trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
+                % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster))
+            )
         view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
         if metric in SEAT_METRICS and row["value"]:
             cards = reports[row["rubric"] or None]["cards"]
-            focal = [cards[n - 1]["published"].get(key) for n, s in zip(numbers, seated)
-                     if 1 <= n <= len(agents) and s["focal"] == "true"]
-            view["focal"] = {"value": None if not focal or None in focal else
-                             rc.hu(rc.running_sum(focal) / len(focal), 3)}
+            focal = [
+                cards[n - 1]["published"].get(key)
+                for n, s in zip(numbers, seated)
+                if 1 <= n <= len(agents) and s["focal"] == "true"
+            ]
+            view["focal"] = {
+                "value": None
+                if not focal or None in focal
+                else rc.hu(rc.running_sum(focal) / len(focal), 3)
+            }
         trial_views.append(view)
     in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(agents)]
     for seat in in_roster:
@@ -701,10 +1032,19 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
         if entry.get("seen", set()) & {"message", "message_private"}:
             counts["messages"] = entry["message"] + entry["message_private"]
         card = reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]
-        seat_views.append({"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card})
-    differences = tie_rows("trials.csv", trials, trial_views) + tie_rows("seats.csv", in_roster, seat_views)
-    return {"audits": audits, "differences": differences, "rows": {"trials.csv": len(trials),
-            "seats.csv": len(in_roster)}, "roster": faults}
+        seat_views.append(
+            {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card}
+        )
+    differences = tie_rows("trials.csv", trials, trial_views) + tie_rows(
+        "seats.csv", in_roster, seat_views
+    )
+    return {
+        "audits": audits,
+        "differences": differences,
+        "rows": {"trials.csv": len(trials), "seats.csv": len(in_roster)},
+        "roster": faults,
+    }
+
 
 def end_to_end(rc, args, study, trials, seats, result):
     """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
@@ -716,21 +1056,40 @@ def end_to_end(rc, args, study, trials, seats, result):
         group[0].append(row)
         group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
     if len(groups) > MAX_MATCHES:
-        raise Unreadable("trials.csv names %d matches; a study plays at most %d (study.md §8)"
-                         % (len(groups), MAX_MATCHES))
+        raise Unreadable(
+            "trials.csv names %d matches; a study plays at most %d (study.md §8)"
+            % (len(groups), MAX_MATCHES)
+        )
     result.matches = audit_all(rc, groups, args, study)
     result.differences = [d for m in result.matches for d in m["differences"]]
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    checks = [(name, first_fault("trials.csv", trials, fault)) for name, fault in (
-        ("every trials.csv row with a value names its match", lambda row: row["value"] and not row["match"]
-         and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])),
-        ("no match is named by two trials.csv rows", lambda row: named[row["match"]] > 1
-         and "%s is named by %d rows" % (row["match"], named[row["match"]])))]
+    checks = [
+        (name, first_fault("trials.csv", trials, fault))
+        for name, fault in (
+            (
+                "every trials.csv row with a value names its match",
+                lambda row: (
+                    row["value"]
+                    and not row["match"]
+                    and "trial %s arm %s has a value and names no match"
+                    % (row["trial"], row["arm"])
+                ),
+            ),
+            (
+                "no match is named by two trials.csv rows",
+                lambda row: (
+                    named[row["match"]] > 1
+                    and "%s is named by %d rows" % (row["match"], named[row["match"]])
+                ),
+            ),
+        )
+    ]
     roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
     checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
     result.checks += [(name, not fault, fault or None) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
+
 
 def match_result(rc, mid, rows, args, study):
     """One match's §8 audit as data; exit 2 with the reason where it cannot be read."""
@@ -739,15 +1098,24 @@ def match_result(rc, mid, rows, args, study):
     try:
         unknown = [v for v in versions if v is not None and v not in rc.RUBRICS]
         if unknown:
-            raise Unreadable("%s: its rows name rubric %s, which recompute.py does not read"
-                             % (mid, _shown(unknown[0])))
+            raise Unreadable(
+                "%s: its rows name rubric %s, which recompute.py does not read"
+                % (mid, _shown(unknown[0]))
+            )
         match = gather_match(rc, mid, versions, study)
         out.update(audit_match(rc, mid, *rows, study.metric, match, versions))
         if args.against:
             out["count"], out["changes"] = match_changes(rc, match, mid, args.against)
     except (Unreadable, rc.Unreadable) as error:
-        return dict(out, audits=[], differences=[], roster=[], rows={"trials.csv": 0, "seats.csv": 0},
-                    exit=1 if isinstance(error, rc.Altered) else 2, error=one_line(error))
+        return dict(
+            out,
+            audits=[],
+            differences=[],
+            roster=[],
+            rows={"trials.csv": 0, "seats.csv": 0},
+            exit=1 if isinstance(error, rc.Altered) else 2,
+            error=one_line(error),
+        )
     exits = [a["exit"] for a in out["audits"]] + [1 if out["differences"] or out["roster"] else 0]
     return dict(out, exit=max(exits))
 
@@ -756,17 +1124,15 @@ def gather_match(rc, mid, versions, study):
     """Gather one match: its verified copy in the saved study's folder, else from the platform
     (the report under each rubric its rows name, and its own), kept in the study's copy under
     --save."""
+    folder = os.path.join(study.folder or study.staged or "", mid)
     if study.folder:
-        match = rc.saved_match(inside(os.path.join(study.folder, mid), study.folder))
-        if match.about is None or match.match_id != mid:
-            raise Unreadable("%s: not a verified copy of %s (its saved.json %s)" % (
-                os.path.join(study.folder, mid), mid, "is absent" if match.about is None else
-                "names " + one_line(match.match_id)))
+        match = rc.saved_match(inside(folder, study.folder))
+        if match.about is None or match.match_id != mid:  # a copy of its own saved.json only
+            raise Unreadable("%s: not a verified copy of %s" % (folder, mid))
         return match
     reports = list(dict.fromkeys(versions + [None]))
-    match = rc.download(study.net, study.origin, study.named, mid, reports, tell=False)
+    match = rc.download(study.args.net, study.origin, study.args.named, mid, reports, tell=False)
     if study.staged:
-        folder = os.path.join(study.staged, mid)
         about = {"kind": "match", "id": mid, "address": match.origin, "rubric": None}
         keep(new_copy(folder), match.files, about, folder)
     return match
@@ -788,9 +1154,14 @@ def match_changes(rc, match, mid, old):
 # Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
-FORMS = {"int": r"-?[0-9]+", "tenths": r"[0-9]+(\.[0-9])?", "bool": "true|false",
-         "decimal": r"-?[0-9]+(\.[0-9]+)?", "no_value": NO_VALUE,
-         "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT)}
+FORMS = {
+    "int": r"-?[0-9]+",
+    "tenths": r"[0-9]+(\.[0-9])?",
+    "bool": "true|false",
+    "decimal": r"-?[0-9]+(\.[0-9]+)?",
+    "no_value": NO_VALUE,
+    "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT),
+}
 # column:form, a form named in FORMS or written out (none: any text); in seats.csv, the counts from
 # turns to recoveries are those §8 ties
 TRIALS, SEATS = (
@@ -806,11 +1177,16 @@ TRIALS, SEATS = (
         "adaptation:tenths competitiveness:tenths turns:int rounds_sat_out:int error_turns:int "
         "spend:decimal rests:int looks:int moves:int gathers:int crafts:int builds:int repairs:int "
         "trains:int trades:int attacks:int raids:int messages:int dormancies:int recoveries:int "
-        r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary"))
-CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'    # RFC 4180: quoted whole, or no quote, comma or line break
+        r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
+    )
+)
+CSV_FIELD = (
+    r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'  # RFC 4180: quoted whole, or no quote, comma or line break
+)
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
+
 
 def read_trials(body):
     rows = read_csv(body, "trials.csv", TRIALS, ("trial", "arm"), ("pair",))
@@ -818,14 +1194,19 @@ def read_trials(body):
         raise Unreadable("trials.csv has no rows: not a published study")
     return rows
 
+
 def read_seats(body):
     return read_csv(body, "seats.csv", SEATS, ("trial", "arm", "seat"), ("focal", "whole_trial"))
 
+
 class Row(tuple):
     """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small."""
+
     __slots__ = ()
+
     def __getitem__(self, column):
         return tuple.__getitem__(self, self.places[column])
+
 
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
@@ -840,22 +1221,34 @@ def read_csv(body, name, forms, key, flags):
             if field == "":
                 if column in required:
                     raise Unreadable(at % column + "empty")
-            elif column in patterns:    # of its column's form, with at most 15 digits before its point
+            elif (
+                column in patterns
+            ):  # of its column's form, with at most 15 digits before its point
                 if not patterns[column].fullmatch(field):
-                    raise Unreadable(at % column + "%s is not of the form %s"
-                                     % (_shown_field(field), forms[column]))
-                if len(field) > EXACT_DIGITS and re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
-                    raise Unreadable(at % column + "%s has more digits before its point than the %d a double "
-                                     "holds exactly" % (_shown_field(field), EXACT_DIGITS))
+                    raise Unreadable(
+                        at % column
+                        + "%s is not of the form %s" % (_shown_field(field), forms[column])
+                    )
+                if len(field) > EXACT_DIGITS and re.match(
+                    "-?[0-9]{%d}" % (EXACT_DIGITS + 1), field
+                ):
+                    raise Unreadable(
+                        at % column + "%s has more digits before its point than the %d a double "
+                        "holds exactly" % (_shown_field(field), EXACT_DIGITS)
+                    )
         rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
         if len(rows) > MAX_CSV_ROWS:
-            raise Unreadable("%s holds more than %d rows: not a study this script reads"
-                             % (name, MAX_CSV_ROWS))
+            raise Unreadable(
+                "%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS)
+            )
     for before, row in zip(rows, rows[1:]):
         if [int(row[column]) for column in key] <= [int(before[column]) for column in key]:
-            raise Unreadable("%s line %d: out of order (rows come by %s, each once)"
-                             % (name, row["_line"], ", ".join(key)))
+            raise Unreadable(
+                "%s line %d: out of order (rows come by %s, each once)"
+                % (name, row["_line"], ", ".join(key))
+            )
     return rows
+
 
 def _records(text, name, columns):
     """(line, fields) of each record past the header: RFC 4180 CSV, UTF-8, the header's width."""
@@ -872,22 +1265,32 @@ def _records(text, name, columns):
             at = "%s line %d" % (name, line)
             # the first field past those RFC 4180 reads
             if '"' in raw and not CSV_RECORD.fullmatch(raw):
-                where = len(re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group()))
+                where = len(
+                    re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group())
+                )
                 column = columns[min(where, len(columns) - 1)]
-                raise Unreadable("%s, column %s: not RFC 4180 CSV (a quote inside an unquoted "
-                                 "field, or text after a closing quote)" % (at, column))
+                raise Unreadable(
+                    "%s, column %s: not RFC 4180 CSV (a quote inside an unquoted "
+                    "field, or text after a closing quote)" % (at, column)
+                )
 
             if len(fields) != len(columns):
-                raise Unreadable("%s: %d fields, the header has %d"
-                                 % (at, len(fields), len(columns)))
-            for column, field in zip(columns, fields if not_text else ()):  # a byte not UTF-8: U+DC80-U+DCFF
+                raise Unreadable(
+                    "%s: %d fields, the header has %d" % (at, len(fields), len(columns))
+                )
+            for column, field in zip(
+                columns, fields if not_text else ()
+            ):  # a byte not UTF-8: U+DC80-U+DCFF
                 bad = NOT_TEXT.search(field)
                 if bad:
-                    raise Unreadable("%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                                     % (name, line, column, ord(bad.group()) - 0xDC00))
+                    raise Unreadable(
+                        "%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                        % (name, line, column, ord(bad.group()) - 0xDC00)
+                    )
             yield line, fields
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+
 
 def _check_header(header, columns, name, text):
     if header is None:
@@ -896,20 +1299,30 @@ def _check_header(header, columns, name, text):
         return
     if text.lstrip()[:1] == "<":
         raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
-    at = next((n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None)
-    fault = ("column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
-             if at is not None else "missing column %r" % columns[len(header)] if len(header) < len(columns)
-             else "an extra column %s after the last, %r" % (_shown_field(header[len(columns)]), columns[-1]))
+    at = next(
+        (n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None
+    )
+    fault = (
+        "column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
+        if at is not None
+        else "missing column %r" % columns[len(header)]
+        if len(header) < len(columns)
+        else "an extra column %s after the last, %r"
+        % (_shown_field(header[len(columns)]), columns[-1])
+    )
     raise Unreadable("%s line 1: the header is not %s's columns in order: %s" % (name, name, fault))
+
 
 def _shown_field(field):
     return repr(field) if len(field) <= 40 else "%r... (%d characters)" % (field[:40], len(field))
 
+
 def exact_units(text, places):
     """Decimal text as an exact integer count of 10**-places (no float in between)."""
     whole, _, fraction = text.lstrip("-").partition(".")
-    units = int(whole) * 10 ** places + int((fraction + "0" * places)[:places] or "0")
+    units = int(whole) * 10**places + int((fraction + "0" * places)[:places] or "0")
     return -units if text.startswith("-") else units
+
 
 def read_json(body, name):
     """A JSON document whose every number a double holds (NaN, infinities, integers past 2**53
@@ -917,8 +1330,11 @@ def read_json(body, name):
     document = parse_json(body, name)
     path = _number_no_double_holds(document)
     if path is not None:
-        raise Unreadable("%s, field %s: not a finite number, nor an integer within 2**53" % (name, path))
+        raise Unreadable(
+            "%s, field %s: not a finite number, nor an integer within 2**53" % (name, path)
+        )
     return document
+
 
 def _number_no_double_holds(document):
     """The path to the first number no double holds, else None: an iterator per open container."""
@@ -926,16 +1342,22 @@ def _number_no_double_holds(document):
     while stack:
         for key, value in stack[-1][1]:
             if isinstance(value, (dict, list)):
-                stack.append((key, iter(value.items() if isinstance(value, dict) else enumerate(value))))
+                stack.append(
+                    (key, iter(value.items() if isinstance(value, dict) else enumerate(value)))
+                )
                 break
-            if type(value) is float and not math.isfinite(value) or (
-                    type(value) is int and abs(value) > 2 ** 53):
+            if (
+                type(value) is float
+                and not math.isfinite(value)
+                or (type(value) is int and abs(value) > 2**53)
+            ):
                 path = ""
                 for step in [entry[0] for entry in stack[1:]] + [key]:
                     path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
                 return path
         else:
             stack.pop()
+
 
 def find_reading(profile, study_id):
     studies = profile.get("studies") if isinstance(profile, dict) else None
@@ -945,7 +1367,9 @@ def find_reading(profile, study_id):
     if not cards:
         raise Unreadable("the profile holds no card for %s" % study_id)
     if len(cards) > 1:
-        raise Unreadable("the profile holds %d cards for %s (one per study)" % (len(cards), study_id))
+        raise Unreadable(
+            "the profile holds %d cards for %s (one per study)" % (len(cards), study_id)
+        )
     card = cards[0]
     if card.get("kind") == "runset":
         raise Unreadable("%s is a run set: it has no files and no reading" % study_id)
@@ -953,28 +1377,36 @@ def find_reading(profile, study_id):
         return card, card["reading"]
     raise Unreadable("the profile's card for %s holds no reading" % study_id)
 
+
 def read_rho(recipe, recipe_id):
     if not isinstance(recipe, dict):
         raise Unreadable("the recipe JSON is not an object")
     if recipe.get("id") != recipe_id:
-        raise Unreadable("the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id))
+        raise Unreadable(
+            "the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id)
+        )
     rho = recipe["anytime"].get("rho") if isinstance(recipe.get("anytime"), dict) else None
     if type(rho) not in (int, float) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
-
-        raise Unreadable("recipe %s: anytime.rho is %s, not a number from %g to %g"
-                         % (recipe_id, _shown(rho), *RHO_RANGE))
+        raise Unreadable(
+            "recipe %s: anytime.rho is %s, not a number from %g to %g"
+            % (recipe_id, _shown(rho), *RHO_RANGE)
+        )
     return float(rho)
+
 
 # ---------------------------------------------------------------- reporting
 def _clip(text, n):
-    return text if len(text) <= n else text[:n - 3] + "..."
+    return text if len(text) <= n else text[: n - 3] + "..."
+
 
 def _cell(value):
     return "none" if value is None else _clip(_shown(value), 24)
 
+
 def _difference(f, form=" %+d"):
     """How far a figure is from its recomputation, in units of its last place: " -4" (none: "")."""
     return "" if f["difference"] is None else form % f["difference"]
+
 
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model (a row each, a column per figure), a cell holding
@@ -984,32 +1416,51 @@ def _figure_tables(figures, values, wrong):
         rows, columns = {}, {}
         for f in (f for f in figures if kind in f["key"]):
             column = re.sub(" (low|high)$", "", f["key"]["figure"])
-            columns[column] = None      # the columns in order of first appearance
+            columns[column] = None  # the columns in order of first appearance
             cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
             rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
-        table = [[_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
-                 for name, cells in rows.items()]
-        if rows:    # columns padded to their widest cell, cut into bands that each fit the terminal
+        table = [
+            [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+            for name, cells in rows.items()
+        ]
+        if rows:  # columns padded to their widest cell, cut into bands that each fit the terminal
             head, bands = [kind + "s", *columns], [[0]]
             widths = [max(map(len, column)) for column in zip(head, *table)]
             for i in range(1, len(head)):
                 if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > width:
                     bands.append([0])
                 bands[-1].append(i)
-            lines += [""] + ["  ".join(r[i].ljust(widths[i]) for i in band).rstrip()
-                             for band in bands for r in [head] + table]
+            lines += [""] + [
+                "  ".join(r[i].ljust(widths[i]) for i in band).rstrip()
+                for band in bands
+                for r in [head] + table
+            ]
     if differ:
         lines += ["", "a/b: published a, recomputed b where they differ"]
-    lines += ["DIFFERS %s %s: published %s, recomputed %s%s" % (
-        *f["label"].rpartition(": ")[::2], _cell(f["published"]), _cell(f["recomputed"]),
-        _difference(f, ", %+d in the last place")) for f in differ]
+    lines += [
+        "DIFFERS %s %s: published %s, recomputed %s%s"
+        % (
+            *f["label"].rpartition(": ")[::2],
+            _cell(f["published"]),
+            _cell(f["recomputed"]),
+            _difference(f, ", %+d in the last place"),
+        )
+        for f in differ
+    ]
     lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
-    lines += ["    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
-              for f in figures if f.get("bound")]
+    lines += [
+        "    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
+        for f in figures
+        if f.get("bound")
+    ]
     if values:
-        lines += ["", "trial values from their focal seats: %d of %d agree" % (len(values) - len(wrong),
-                                                                               len(values))]
+        lines += [
+            "",
+            "trial values from their focal seats: %d of %d agree"
+            % (len(values) - len(wrong), len(values)),
+        ]
     return lines
+
 
 def report_text(header, result, every):
     """The report: header, root causes, figures, checks (those that fail, --all: every check,
@@ -1020,45 +1471,91 @@ def report_text(header, result, every):
     lines = [one_line(line) for line in header]
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"]
-    lines += ["  %s line %d: trial %d arm %d value %s; its focal seats give %s%s" % (
-        f["file"], f["line"], f["key"]["trial"], f["key"]["arm"], f["published"],
-        _cell(f["recomputed"]), _difference(f, " (%+d)")) for f in wrong]
+    lines += [
+        "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s"
+        % (
+            f["file"],
+            f["line"],
+            f["key"]["trial"],
+            f["key"]["arm"],
+            f["published"],
+            _cell(f["recomputed"]),
+            _difference(f, " (%+d)"),
+        )
+        for f in wrong
+    ]
     if not every:
         lines += _figure_tables(figures, values, wrong)
     width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
-    for what, source, rows in (("figure", "page", figures), ("trial value", "trials.csv", values)) * every:
-        if rows:    # --all: every figure, then every trial value, on a row of its own
+    for what, source, rows in (
+        ("figure", "page", figures),
+        ("trial value", "trials.csv", values),
+    ) * every:
+        if rows:  # --all: every figure, then every trial value, on a row of its own
             lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
         for f in rows:
             same = "same" if f["same"] else "DIFFERS" + _difference(f)
-            lines.append("%-*s %-12s %-12s %s" % (width, _clip(f["label"], width), _cell(f["published"]),
-                                                  _cell(f["recomputed"]), same))
+            lines.append(
+                "%-*s %-12s %-12s %s"
+                % (
+                    width,
+                    _clip(f["label"], width),
+                    _cell(f["published"]),
+                    _cell(f["recomputed"]),
+                    same,
+                )
+            )
             if f.get("reason"):
                 lines.append("    (%(reason)s)" % f)
+    lines += check_lines(result, every)
+    width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
+    return "\n".join(
+        [part for line in lines for part in wrapped(line, width)]
+        + [one_line(verdict, len(verdict))]
+    )
+
+
+def check_lines(result, every):
+    """The checks that fail (--all: every check), numbered, then how many of the others agree;
+    each match; the counts kept apart; what is taken on trust."""
     shown = [(n, *check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
-    lines += ["", "checks"] + ["%3d. %s: %s%s" % (n, one_line(name), "agrees" if agrees else "FAILS",
-                                                  "" if detail is None else " (%s)" % one_line(detail))
-                               for n, name, agrees, detail in shown]
+    lines = ["", "checks"] + [
+        "%3d. %s: %s%s"
+        % (
+            n,
+            one_line(name),
+            "agrees" if agrees else "FAILS",
+            "" if detail is None else " (%s)" % one_line(detail),
+        )
+        for n, name, agrees, detail in shown
+    ]
     agreeing = len(result.checks) - len(shown)
     if agreeing:
         others = "the other" if shown else "all"
-        lines.append("  %s %d %s (--all lists each)"
-                     % (others, agreeing, "agrees" if agreeing == 1 else "agree"))
+        lines.append(
+            "  %s %d %s (--all lists each)"
+            % (others, agreeing, "agrees" if agreeing == 1 else "agree")
+        )
     # the counts kept apart: figures, checks and, under --matches, matches, waits and rows
     counts = _summary(result)
-    tail = ["", "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
-            "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts]
+    tail = [
+        "",
+        "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+        "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts,
+    ]
     if result.matches is not None:
         lines += match_lines(result.matches, result.differences)
-        rows = tuple(counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows"))
-        tail += ["matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
-                 "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
-                 "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
-                 % rows]
-    lines += tail + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
-    width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
-    return "\n".join([part for line in lines for part in wrapped(line, width)] + [
-        one_line(verdict, len(verdict))])
+        rows = tuple(
+            counts[k][n] for n in ("trials.csv", "seats.csv") for k in ("rowsAgree", "rows")
+        )
+        tail += [
+            "matches that recompute: %(matchesRecompute)d of %(matches)d named" % counts,
+            "waits for the platform (a 429's or 503's Retry-After): %(waited)d s" % counts,
+            "rows that agree with their match's record: trials.csv %d of %d, seats.csv %d of %d"
+            % rows,
+        ]
+    return lines + tail + ["taken on trust:"] + ["  - " + one_line(t) for t in result.trust]
+
 
 def study_verdict(result):
     """The study's verdict line: figures by their key (in words, comparison 1, model m, trial 3 arm 1,
@@ -1066,32 +1563,64 @@ def study_verdict(result):
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
     keys = [f["key"] for f in result.figures if not f["same"]]
-    differs = [_clip(_shown(" ".join("%s %s" % (k, key[k]) for k in ("comparison", "model", "trial", "arm")
-                                     if k in key)), 40) + " " + key["figure"] for key in keys]
-    differs += ["%s seat %d %s" % (mid, d["seat"], d["figure"])
-                for mid, a in audits for d in a["differs"]]
+    differs = [
+        _clip(
+            _shown(
+                " ".join(
+                    "%s %s" % (k, key[k])
+                    for k in ("comparison", "model", "trial", "arm")
+                    if k in key
+                )
+            ),
+            40,
+        )
+        + " "
+        + key["figure"]
+        for key in keys
+    ]
+    differs += [
+        "%s seat %d %s" % (mid, d["seat"], d["figure"]) for mid, a in audits for d in a["differs"]
+    ]
     differs += ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
     fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
-    return verdict_line([("DIFFERS", differs), ("FAILS", fails),
-                         ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
-                         ("NOT READ", [m["match"] for m in matches if "error" in m])])
+    return verdict_line(
+        [
+            ("DIFFERS", differs),
+            ("FAILS", fails),
+            ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
+            ("NOT READ", [m["match"] for m in matches if "error" in m]),
+        ]
+    )
+
 
 def _summary(result):
     """The counts kept apart, as --json's summary gives them."""
-    counts = {"figuresSame": sum(f["same"] for f in result.figures),
-              "figuresCompared": len(result.figures),
-              "checksAgree": sum(c[1] for c in result.checks), "checksMade": len(result.checks)}
+    counts = {
+        "figuresSame": sum(f["same"] for f in result.figures),
+        "figuresCompared": len(result.figures),
+        "checksAgree": sum(c[1] for c in result.checks),
+        "checksMade": len(result.checks),
+    }
     matches = result.matches
     if matches is None:
         return counts
     differing = {(d["file"], d["line"]) for d in result.differences}
-    agree = {n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
-             for n in ("trials.csv", "seats.csv")}
+    agree = {
+        n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
+        for n in ("trials.csv", "seats.csv")
+    }
     recompute = sum(1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"]))
-    return dict(counts, matches=len(matches), matchesRecompute=recompute,
-                unreadable=[m["match"] for m in matches if "error" in m], rows=result.rows,
-                waited=round(result.waited), rowsAgree=agree)
+    return dict(
+        counts,
+        matches=len(matches),
+        matchesRecompute=recompute,
+        unreadable=[m["match"] for m in matches if "error" in m],
+        rows=result.rows,
+        waited=round(result.waited),
+        rowsAgree=agree,
+    )
+
 
 def match_lines(matches, fields):
     """§8: a line per match (its whole audit where it does not recompute), then each field that differs
@@ -1103,52 +1632,84 @@ def match_lines(matches, fields):
         if "error" in m:
             lines.append("%s: cannot be read: %s" % (where, m["error"]))
         for a in m["audits"]:
-            lines.append(where + " under %(rubric)s: figures same %(figuresSame)d of "
-                         "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a)
+            lines.append(
+                where + " under %(rubric)s: figures same %(figuresSame)d of "
+                "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a
+            )
             lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
     if fields:
         n = len(fields)
-        lines += ["", "%d row field%s differ%s from the match records:"
-                  % (n, "s" * (n > 1), "s" * (n == 1))]
+        lines += [
+            "",
+            "%d row field%s differ%s from the match records:" % (n, "s" * (n > 1), "s" * (n == 1)),
+        ]
     for d in fields:
         seat = "" if d["seat"] is None else " seat %d" % d["seat"]
-        value, record = _clip(_shown(d["value"]), 24) or "(empty)", _clip(d["record"] or "(none)", 24)
-        lines.append("  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d + seat
-                     + ") %s: file %s, %s %s" % (d["column"], value, d["source"], record))
+        value, record = (
+            _clip(_shown(d["value"]), 24) or "(empty)",
+            _clip(d["record"] or "(none)", 24),
+        )
+        lines.append(
+            "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d
+            + seat
+            + ") %s: file %s, %s %s" % (d["column"], value, d["source"], record)
+        )
     return lines
+
 
 def _json_figure(f):
     """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
-    number = {side: float(text) if "." in text else int(text) for side, text in f.items()
-              if side in ("published", "recomputed") and isinstance(text, str)
-              and DECIMAL_TEXT.fullmatch(text) and len(text) <= 2 * EXACT_DIGITS}
+    number = {
+        side: float(text) if "." in text else int(text)
+        for side, text in f.items()
+        if side in ("published", "recomputed")
+        and isinstance(text, str)
+        and DECIMAL_TEXT.fullmatch(text)
+        and len(text) <= 2 * EXACT_DIGITS
+    }
     shown = {side: f[side] for side in number if f.get("reason") or not float(f[side])}
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
+
 def report_json(study_id, address, sources, result, status, against, copy):
     """--json: the report as one JSON document (copy, matches and against only where there are)."""
-    out = {"script": SCRIPT, "version": VERSION, "exit": status, "study": study_id,
-           "address": address, "sources": sources}
+    out = {
+        "script": SCRIPT,
+        "version": VERSION,
+        "exit": status,
+        "study": study_id,
+        "address": address,
+        "sources": sources,
+    }
     if copy:
         out["copy"] = copy
     out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
     if result.matches is not None:
         out.update(matches=result.matches, differences=result.differences)
-    out.update(checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
-               trusted=result.trust, verdict=study_verdict(result))
+    out.update(
+        checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
+        trusted=result.trust,
+        verdict=study_verdict(result),
+    )
     if against:
         out["against"] = against
     return out
 
 
 # ---------------------------------------------------------------- gather the study
-FILES = {"trials": "trials.csv", "seats": "seats.csv", "page": "profile.json", "recipe": "recipe.json"}
+FILES = {
+    "trials": "trials.csv",
+    "seats": "seats.csv",
+    "page": "profile.json",
+    "recipe": "recipe.json",
+}
 STUDY_FILE = r"(trials|seats)\.csv|(profile|recipe)\.json"
 # A study's address, checked whole before it is split: no escape, space or control character.
 STUDY_ADDRESS = re.compile(
     r"(https?://(?:[^/?#@\s]*@)?(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?"
     r"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or .. in it
-    r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})")
+    r"/u/([a-z0-9_-]{1,32})/studies/(s_[0-9a-f]{8})"
+)
 
 
 def parse_study_address(address, base="https://daishi.ai", named="default"):
@@ -1156,17 +1717,20 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
     <handle>/studies/<id>, as pasted, or of its path alone (/u/...) under base."""
     path = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
     if named == "--base" and not path.startswith("/u/"):
-        raise Usage("--base names the server for a study's path (/u/<handle>/studies/<id>), and "
-                    "%s names its own: give one or the other" % _shown(path))
+        raise Usage(
+            "--base names the server for a study's path (/u/<handle>/studies/<id>), and "
+            "%s names its own: give one or the other" % _shown(path)
+        )
     match = STUDY_ADDRESS.fullmatch(base.rstrip("/") + path if path.startswith("/u/") else path)
     if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
         if MATCH_ID.match(path):
             raise Usage("%s is a match: audit it with recompute.py %s" % (path, path))
         if path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path:
             raise Unreadable("%s: no such folder" % _shown(address))
-        raise Unreadable("not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
-                         "s_<8 hex digits>, its path /u/..., or a folder --save wrote)"
-                         % _shown(address))
+        raise Unreadable(
+            "not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
+            "s_<8 hex digits>, its path /u/..., or a folder --save wrote)" % _shown(address)
+        )
     named = named if path.startswith("/u/") else "the study's address"
     return match.group(1), match.group(3), match.group(4), match.group(), named
 
@@ -1176,8 +1740,8 @@ class Gather:
     saved.json lists, checked), else (online) the platform: `files` by name, `used` where each
     came from."""
 
-    def __init__(self, args, net, origin, copy):
-        self.args, self.net, self.origin, self.copy = args, net, origin, copy or {}
+    def __init__(self, args, origin, copy):
+        self.args, self.origin, self.copy = args, origin, copy or {}
         self.offline = copy is not None or None not in (args.trials, args.seats, args.page)
         self.files, self.used = {}, {}
 
@@ -1186,20 +1750,23 @@ class Gather:
         if given is not None:
             self.files[name], self.used[name] = read_file(given, None), "saved copy " + given
         elif name in self.copy:
-            where = os.path.join(self.args.address, name)
-            self.files[name], self.used[name] = self.copy[name], "saved copy " + where
+            where = "saved copy " + os.path.join(self.args.address, name)
+            self.files[name], self.used[name] = self.copy[name], where
         elif self.offline:
-            raise Unreadable("reading offline, nothing is fetched: the study needs its %s; give it "
-                             "with --%s FILE" % (name, option))
+            raise Unreadable(
+                "reading offline, nothing is fetched: the study needs its %s; give it "
+                "with --%s FILE" % (name, option)
+            )
         else:
             self.used[name] = "served " + self.origin + path
             try:
-                self.files[name] = self.net.get(self.origin + path, name, self.args.named)
+                self.files[name] = self.args.net.get(self.origin + path, name, self.args.named)
             except Unreadable as err:
                 if getattr(err, "status", None) != 404 or option == "page":
                     raise
-                raise Unreadable("%s: no such handle or study, or a run set (a run set has no "
-                                 "files)" % err)
+                raise Unreadable(
+                    "%s: no such handle or study, or a run set (a run set has no files)" % err
+                )
         return self.files[name]
 
 
@@ -1211,14 +1778,20 @@ def read_study(gather, handle, study_id):
     profile = read_json(gather.get("page", "/u/%s.json" % handle), "the profile JSON")
     card, reading = find_reading(profile, study_id)
     if trials[0]["stopping_rule"] != "anytime":
-        if gather.args.recipe is not None:  # said in the report's head, as where each file came from
+        if (
+            gather.args.recipe is not None
+        ):  # said in the report's head, as where each file came from
             gather.used["recipe.json"] = "not read (--recipe %s): the rule is %s, not anytime" % (
-                _shown(gather.args.recipe), trials[0]["stopping_rule"])
+                _shown(gather.args.recipe),
+                trials[0]["stopping_rule"],
+            )
         return trials, seats, reading, None
     recipe_id = card.get("recipe")
     if not isinstance(recipe_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", recipe_id):
-        raise Unreadable("the card for %s names no usable recipe (%s): the anytime rule needs its "
-                         "rho" % (study_id, _shown_field(_shown(recipe_id) or "null")))
+        raise Unreadable(
+            "the card for %s names no usable recipe (%s): the anytime rule needs its "
+            "rho" % (study_id, _shown_field(_shown(recipe_id) or "null"))
+        )
     recipe = gather.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id))
     return trials, seats, reading, read_rho(read_json(recipe, "the recipe JSON"), recipe_id)
 
@@ -1227,17 +1800,18 @@ def saved_study(folder, option=""):
     """A study copy --save wrote: (saved.json, its files), every file checked; else refused."""
     about, files = read_copy(folder, "study", STUDY_FILE)
     if about is None:
-        raise Unreadable("%s%s: not a folder --save wrote (no saved.json)" % (option, _shown(folder)))
+        raise Unreadable(
+            "%s%s: not a folder --save wrote (no saved.json)" % (option, _shown(folder))
+        )
     return about, files
 
 
 def card_only(files, study_id):
     """The files as --against compares them: of the profile, only the study's card."""
     out = dict(files)
-    if "profile.json" in out:
-        profile = json.loads(out.pop("profile.json"))  # read before: a JSON object with studies
-        card = [c for c in profile["studies"] if isinstance(c, dict) and c.get("id") == study_id]
-        out["profile.json (the study's card)"] = json.dumps(card).encode()
+    if "profile.json" in out:  # read before, as the page's reading: a card for the study
+        card = find_reading(json.loads(out.pop("profile.json")), study_id)[0]
+        out["profile.json (the study's card)"] = json.dumps([card]).encode()
     return out
 
 
@@ -1250,12 +1824,17 @@ def csv_changes(name, was, now, changes):
     for number, (a, b) in enumerate(itertools.zip_longest(was, now), 1):
         where = "line %d" % number
         if a is None or b is None:
-            changes.add(name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)])
+            changes.add(
+                name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)]
+            )
         elif a != b:
             a, b = csv_fields(a), csv_fields(b)
             if None in (a, b, head) or len(a) != len(b) or len(a) > len(head):
-                changes.add(name, where, *["(a long line)" if x is None else "%d fields" % len(x)
-                                           for x in (a, b)])
+                changes.add(
+                    name,
+                    where,
+                    *["(a long line)" if x is None else "%d fields" % len(x) for x in (a, b)],
+                )
                 continue
             for column, x, y in zip(head, a, b):
                 if x != y:
@@ -1265,7 +1844,6 @@ def csv_changes(name, was, now, changes):
 def csv_fields(line):
     """A CSV line's fields, or None for a line longer than 65,536 characters (never split)."""
     return next(csv.reader([line.rstrip("\r\n")]), []) if len(line) <= 65536 else None
-
 
 
 # ---------------------------------------------------------------- main
@@ -1283,23 +1861,36 @@ OPTIONS = (
     ("--seats FILE", "read this saved seats.csv instead of the served one"),
     ("--page FILE", "read this saved profile JSON (the page's reading)"),
     ("--recipe FILE", "read this saved recipe JSON (anytime rule)"),
-    ("--base URL", "the server to read a study's path /u/<handle>/studies/<id> from "
-     "(default https://daishi.ai, or $DAISHI_BASE)"),
+    (
+        "--base URL",
+        "the server to read a study's path /u/<handle>/studies/<id> from "
+        "(default https://daishi.ai, or $DAISHI_BASE)",
+    ),
     ("--save DIR", "keep every file read in DIR, with saved.json (address, time, sha256 of each)"),
     ("--against OLD", "list what changed since the copy --save wrote in OLD"),
-    ("--matches", "audit every trial's match too, with recompute.py from this script's folder, "
-     "and tie every row to its record (study.md §8)"),
+    (
+        "--matches",
+        "audit every trial's match too, with recompute.py from this script's folder, "
+        "and tie every row to its record (study.md §8)",
+    ),
     ("--jobs N", "with --matches: N matches at a time (1 to 16, default 4)"),
     ("--all", "print every figure on its own row"),
-    ("--json", "print the result as one JSON document"))
+    ("--json", "print the result as one JSON document"),
+)
 
 
 def parse_arguments(argv):
-    parser = Parser(prog=SCRIPT, formatter_class=argparse.RawDescriptionHelpFormatter,
-                    description="Recompute a daishi.ai study page's reading from its files and "
-                    "compare.", epilog=EPILOG)
-    parser.add_argument("address", help="the study's address, https://daishi.ai/u/<handle>/"
-                        "studies/<id>, its path /u/<handle>/studies/<id>, or a folder --save wrote")
+    parser = Parser(
+        prog=SCRIPT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Recompute a daishi.ai study page's reading from its files and compare.",
+        epilog=EPILOG,
+    )
+    parser.add_argument(
+        "address",
+        help="the study's address, https://daishi.ai/u/<handle>/"
+        "studies/<id>, its path /u/<handle>/studies/<id>, or a folder --save wrote",
+    )
     for option, text in OPTIONS:
         flag, _, metavar = option.partition(" ")
         kind = {"metavar": metavar} if metavar else {"action": "store_true"}
@@ -1307,8 +1898,7 @@ def parse_arguments(argv):
     args = parser.parse_args(argv)
     if args.jobs is not None and not args.matches:
         parser.error("--jobs goes with --matches")
-    if args.jobs is not None and not re.fullmatch("[0-9]{1,2}", args.jobs) or not 1 <= int(
-            args.jobs or 4) <= 16:
+    if (args.jobs or "4") not in map(str, range(1, 17)):
         parser.error("--jobs takes a number from 1 to 16, got %s" % _shown_field(args.jobs))
     args.jobs = int(args.jobs or 4)
     args.base, args.named, args.net = settings(args.base, paced=True)
@@ -1320,9 +1910,11 @@ def load_recompute():
     beside it (no __pycache__): --matches only."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recompute.py")
     if not os.path.isfile(path):
-        raise Usage("--matches audits each match with recompute.py, and there is none beside this "
-                    "script in %s: put it there (curl -sO https://daishi.ai/recompute.py)"
-                    % os.path.dirname(path))
+        raise Usage(
+            "--matches audits each match with recompute.py, and there is none beside this "
+            "script in %s: put it there (curl -sO https://daishi.ai/recompute.py)"
+            % os.path.dirname(path)
+        )
     spec = importlib.util.spec_from_file_location("recompute", path)
     module = importlib.util.module_from_spec(spec)
     sys.dont_write_bytecode = True  # the run writes nothing beside the scripts
@@ -1333,18 +1925,21 @@ def load_recompute():
 def audit_all(rc, groups, args, study):
     """Each match of the study, args.jobs at a time, in trial order; progress on a terminal."""
     results, pool = [], ThreadPoolExecutor(max_workers=args.jobs)
-    futures = [pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()]
+    futures = [
+        pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()
+    ]
     for i, future in enumerate(futures):
         progress("match %d/%d" % (i + 1, len(futures)))
         while wait([future], timeout=0.25).not_done:
             pass  # a timed wait: Ctrl-C reaches the main thread between two
         results.append(future.result())
-        futures[i] = None
         failed = results[-1]
         if "error" in failed:
             progress("")
-            say("%s: %s (trial %d arm %d): %s" % (SCRIPT, failed["match"], *failed["trials"][0],
-                                                   failed["error"]))
+            say(
+                "%s: %s (trial %d arm %d): %s"
+                % (SCRIPT, failed["match"], *failed["trials"][0], failed["error"])
+            )
     pool.shutdown()
     progress("")
     return results
@@ -1352,11 +1947,12 @@ def audit_all(rc, groups, args, study):
 
 def run(args):
     rc = load_recompute() if args.matches else None
-    net = args.net
     folder = args.address if os.path.isdir(args.address) else None
     if folder and args.save:
-        raise Usage("%s: --save keeps what is downloaded, and this is a saved copy: copy the folder "
-                    "itself to keep it" % _shown(folder))
+        raise Usage(
+            "%s: --save keeps what is downloaded, and this is a saved copy: copy the folder "
+            "itself to keep it" % _shown(folder)
+        )
     copy = old = None
     try:
         copy = saved_study(folder) if folder else None
@@ -1365,34 +1961,44 @@ def run(args):
         return altered(args, folder if copy is None else args.against, err, copy is None)
     given = (copy[0]["address"],) if copy else (args.address, args.base, args.named)
     origin, handle, study_id, address, args.named = parse_study_address(*given)
-    old_id = old and parse_study_address(old[0]["address"])[2]
-    if old and old_id != study_id:
-        raise Unreadable("--against %s holds %s, not %s" % (_shown(args.against), old_id, study_id))
+    if old and old[0]["id"] != study_id:
+        raise Unreadable(
+            "--against %s holds %s, not %s" % (_shown(args.against), old[0]["id"], study_id)
+        )
     staged = new_copy(args.save) if args.save else None
     try:
-        return audit_study(args, rc, net, (folder, copy, old), (origin, handle, study_id, address),
-                           staged)
+        return audit_study(
+            args, rc, (folder, copy, old), (origin, handle, study_id, address), staged
+        )
     finally:
         if staged:
             discard(staged)
 
 
-def audit_study(args, rc, net, copies, names, staged):
+def audit_study(args, rc, copies, names, staged):
     """Gather, read, recompute, keep, report: the study, and with --matches each match."""
     (folder, copy, old), (origin, handle, study_id, address) = copies, names
-    gather = Gather(args, net, origin, copy and copy[1])
+    gather = Gather(args, origin, copy and copy[1])
     trials, seats, reading, rho = read_study(gather, handle, study_id)
     terms, result = recompute_reading(study_id, trials, seats, reading, rho)
-    count, changes = copy_changes(*(card_only(f, study_id) for f in (old[1], gather.files)),
-                                  csv_changes) if old else (0, [])
+    count, changes = (
+        copy_changes(*(card_only(f, study_id) for f in (old[1], gather.files)), csv_changes)
+        if old
+        else (0, [])
+    )
     if rc is not None:
-        study = argparse.Namespace(folder=folder, origin=origin, metric=terms.metric, net=net,
-                                   staged=staged, named=args.named)
+        study = argparse.Namespace(
+            folder=folder,
+            origin=origin,
+            metric=terms.metric,
+            staged=staged,
+            args=args,
+        )
         end_to_end(rc, args, study, trials, seats, result)
         for m in result.matches:  # a match the copy has and the study no longer names: its row
             count += m.pop("count", 0)
             changes = (changes + m.pop("changes", []))[:MAX_CHANGES]
-    result.waited = net.waited
+    result.waited = args.net.waited
     if staged:
         about = {"kind": "study", "id": study_id, "address": address, "rubric": None}
         keep(staged, gather.files, about, args.save)
@@ -1401,9 +2007,13 @@ def audit_study(args, rc, net, copies, names, staged):
     status = max([0 if agree and not count else 1] + [m["exit"] for m in result.matches or []])
     result.changed = count
     line = copy and "saved copy of %s from %s, saved %s, every file verified" % (
-        study_id, address, _shown(copy[0]["savedAt"]))
-    print_report(args, (study_id, address, line), gather, terms, result, status,
-                 (old, count, changes))
+        study_id,
+        address,
+        _shown(copy[0]["savedAt"]),
+    )
+    print_report(
+        args, (study_id, address, line), gather, terms, result, status, (old, count, changes)
+    )
     return status
 
 
@@ -1413,12 +2023,12 @@ def altered(args, folder, err, own):
     prefix, study_id = "" if own else "--against %s: " % _shown(folder), err.about.get("id")
     checks = [{"check": one_line(prefix + f), "agrees": False, "detail": None} for f in err.faults]
     if args.json:
-        print_json({"script": SCRIPT, "version": VERSION, "exit": 1, "study": study_id,
-                    "checks": checks})
+        print_json(
+            {"script": SCRIPT, "version": VERSION, "exit": 1, "study": study_id, "checks": checks}
+        )
         return 1
     print("saved copy of %s: not what was saved" % _shown(study_id))
-    for c in checks:
-        print("check FAILS: " + c["check"])
+    print("\n".join("check FAILS: " + c["check"] for c in checks))
     return 1
 
 
@@ -1426,17 +2036,37 @@ def print_report(args, names, gather, terms, result, status, against):
     """The report, text or --json: names are (study id, address, the line naming a copy)."""
     (study_id, address, copy), (old, count, changes) = names, against
     if args.json:
-        return print_json(report_json(study_id, address, gather.used, result, status, old and {
-            "folder": args.against, "savedAt": old[0]["savedAt"], "count": count,
-            "changes": changes}, copy))
+        return print_json(
+            report_json(
+                study_id,
+                address,
+                gather.used,
+                result,
+                status,
+                old
+                and {
+                    "folder": args.against,
+                    "savedAt": old[0]["savedAt"],
+                    "count": count,
+                    "changes": changes,
+                },
+                copy,
+            )
+        )
     header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
     header += ["  %s: %s" % item for item in gather.used.items()] + [
-        "  metric %s (%s, range %s, %s is better)" % (
-            terms.metric, "a seat score" if terms.seat_score else "declared on the card",
-            "none" if terms.bounds is None else "[%s, %s]" % terms.bounds, terms.direction),
-        "  %s rule, effect %s, alpha %.6g per comparison over %d" % (
-            terms.rule, terms.effect, terms.alpha, len(terms.compared)) if terms.compared else
-        "  a series, no comparisons"]
+        "  metric %s (%s, range %s, %s is better)"
+        % (
+            terms.metric,
+            "a seat score" if terms.seat_score else "declared on the card",
+            "none" if terms.bounds is None else "[%s, %s]" % terms.bounds,
+            terms.direction,
+        ),
+        "  %s rule, effect %s, alpha %.6g per comparison over %d"
+        % (terms.rule, terms.effect, terms.alpha, len(terms.compared))
+        if terms.compared
+        else "  a series, no comparisons",
+    ]
     if old:
         header += [""] + against_lines(args.against, old[0]["savedAt"], count, changes)
     print(report_text(header, result, args.all))
@@ -1464,7 +2094,6 @@ MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
 MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
 MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
 MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
-MAX_SAVED_BYTES = 2 << 20  # a saved.json: a copy of 10,000 pages lists them in under 1 MiB
 MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
 MOST_RETRY_AFTER = 60  # seconds, one wait a busy platform asks for: records.md §3's most
 RETRY_PAUSE_SECONDS = 1.0  # before the one retry after a 5xx, or a 429 without Retry-After
@@ -1530,23 +2159,20 @@ def listed(lines, count=None):
     return lines[:MAX_LISTED] + (["  ... and %d more" % more] if more > 0 else [])
 
 
-def say(line):
-    """A line on stderr, escaped, best effort: a stderr closed or full changes no exit status."""
+def say(line, begin="", end="\n", tty=False):
+    """A line on stderr, escaped, best effort: a stderr closed or full changes no exit status;
+    with tty, on a terminal only."""
     try:
-        sys.stderr.write(one_line(line) + "\n")
-        sys.stderr.flush()
+        if sys.stderr.isatty() or not tty:
+            sys.stderr.write(begin + one_line(line) + end)
+            sys.stderr.flush()
     except (AttributeError, OSError, ValueError):
         pass
 
 
 def progress(line):
     """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
-    try:
-        if sys.stderr.isatty():
-            sys.stderr.write("\r" + one_line(line) + "\x1b[K")
-            sys.stderr.flush()
-    except (AttributeError, OSError, ValueError):
-        pass
+    say(line, "\r", "\x1b[K", tty=True)
 
 
 def print_json(document):
@@ -1581,18 +2207,22 @@ def parse_json(raw, name):
     parser's own int() is kept, for speed."""
     many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
     if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
-        raise Unreadable("%s: more than %d JSON values: not a record this script reads"
-                         % (name, MAX_JSON_VALUES))
+        raise Unreadable(
+            "%s: more than %d JSON values: not a record this script reads" % (name, MAX_JSON_VALUES)
+        )
     capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300
     try:
         text = raw.decode("utf-8")
         try:
-            return json.loads(text, parse_constant=float, parse_int=None if capped else whole_number)
+            return json.loads(
+                text, parse_constant=float, parse_int=None if capped else whole_number
+            )
         except ValueError:  # past 4,300 digits (3.11+): read again, as inf, to name its field
             return json.loads(text, parse_constant=float, parse_int=whole_number)
     except UnicodeDecodeError as err:
-        raise Unreadable("%s: not UTF-8 text (byte 0x%02x at offset %d)"
-                         % (name, raw[err.start], err.start))
+        raise Unreadable(
+            "%s: not UTF-8 text (byte 0x%02x at offset %d)" % (name, raw[err.start], err.start)
+        )
     except (ValueError, RecursionError) as err:
         raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
 
@@ -1647,7 +2277,8 @@ class Network:
                 raise Unreadable(
                     "%s; it asks to wait %d s more, past the %d s a run waits for a busy platform "
                     "(DAISHI_BUSY), after %d s of waiting: try again later"
-                    % (err, err.wait, self.patience, self.waited))
+                    % (err, err.wait, self.patience, self.waited)
+                )
             self.waited += added
             self.resume = max(self.resume, now + err.wait)
             self.paced = self.paced or "since busy"
@@ -1679,15 +2310,18 @@ def request(url, what, named, timeout):
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
                 code = err.code if isinstance(err, urllib.error.HTTPError) else None
                 body = code and quietly(decoded, err, url, (deadline, timeout), 65536) or b""
-                wait = retry_after(err) if code in (429, 503) else None
+                after = (err.headers.get("Retry-After") or "").strip() if code in (429, 503) else ""
+                wait = max(int(after), 1) if re.fullmatch("[0-9]{1,6}", after) else None
                 again = code == 429 or (code or 0) >= 500
                 if again and wait is None and retries < 1 and time.monotonic() < deadline:
                     retries += 1
                     time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                     continue
                 if time.monotonic() >= deadline:
-                    raise Unreadable("%s: %s sent no whole answer within %g s"
-                                     % (what, server_of(url, named), timeout))
+                    raise Unreadable(
+                        "%s: %s sent no whole answer within %g s"
+                        % (what, server_of(url, named), timeout)
+                    )
                 cause = what_failed(err, code, body, url, named)
                 error = Unreadable("%s: %s" % (what, cause))
                 error.status, error.body, error.wait = code, body, wait
@@ -1711,8 +2345,9 @@ def quietly(action, *args):
         return None
 
 
-class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler,
-              urllib.request.HTTPSHandler):
+class Guarded(
+    urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler
+):
     """Redirects within the server asked only; each socket copied for the deadline to shut."""
 
     def __init__(self, named):
@@ -1722,8 +2357,10 @@ class Guarded(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler,
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         newurl = urllib.parse.urljoin(req.full_url, newurl)
         if urllib.parse.urlsplit(newurl)[:2] != urllib.parse.urlsplit(req.full_url)[:2]:
-            raise Unreadable("%s redirects to %s, another server than the one named by %s"
-                             % (req.full_url, newurl, self.named))
+            raise Unreadable(
+                "%s redirects to %s, another server than the one named by %s"
+                % (req.full_url, newurl, self.named)
+            )
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
     def http_open(self, req):
@@ -1750,19 +2387,15 @@ def watch(*address):
     return sock
 
 
-def retry_after(err):
-    """A 429's or 503's Retry-After in whole seconds (at least 1), or None where it gives none."""
-    value = (err.headers.get("Retry-After") or "").strip()
-    return max(int(value), 1) if re.fullmatch("[0-9]{1,6}", value) else None
-
-
 def decoded(response, url, deadline, cap):
     """The whole body, gzip decoded as it arrives, within the cap (decoded) and the deadline
     (when, and the seconds it allows)."""
     encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
     if encoding not in ("identity", "gzip", "x-gzip"):
-        raise Unreadable("%s: sent in the %s encoding (Content-Encoding), which this script "
-                         "does not read" % (url, one_line(repr(encoding), 40)))
+        raise Unreadable(
+            "%s: sent in the %s encoding (Content-Encoding), which this script "
+            "does not read" % (url, one_line(repr(encoding), 40))
+        )
     inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "identity" else None
     body, chunk = bytearray(), True
     try:
@@ -1774,13 +2407,17 @@ def decoded(response, url, deadline, cap):
                 body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
                 data = inflate.unconsumed_tail if inflate else b""
                 if len(body) > cap:
-                    raise Unreadable("%s: response larger than %d bytes%s"
-                                     % (url, cap, " once decompressed" if inflate else ""))
+                    raise Unreadable(
+                        "%s: response larger than %d bytes%s"
+                        % (url, cap, " once decompressed" if inflate else "")
+                    )
     except zlib.error as err:
         raise Unreadable("%s: not a whole gzip stream (%s)" % (url, err))
     if getattr(response, "length", None):
-        raise Unreadable("%s: the connection closed %d bytes before the end of the answer"
-                         % (url, response.length))
+        raise Unreadable(
+            "%s: the connection closed %d bytes before the end of the answer"
+            % (url, response.length)
+        )
     if inflate and (not inflate.eof or inflate.unused_data):
         raise Unreadable("%s: not a whole gzip stream (cut short, or more after its end)" % url)
     if not inflate and body[:2] == b"\x1f\x8b":
@@ -1792,7 +2429,11 @@ def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
     proxy = proxy_of(url)
     through = ", through " + proxy if proxy else ""
-    return "%s (named by %s%s)" % (urllib.parse.urlsplit(url).netloc.rpartition("@")[2], named, through)
+    return "%s (named by %s%s)" % (
+        urllib.parse.urlsplit(url).netloc.rpartition("@")[2],
+        named,
+        through,
+    )
 
 
 def proxy_of(url):
@@ -1811,11 +2452,16 @@ def what_failed(err, code, body, url, named):
     platform's answer (and the address answered) or the server, each with what named it."""
     reason, proxy = getattr(err, "reason", err), proxy_of(url)
     if proxy and (code == 407 or code is None and "Tunnel connection failed" in str(reason)):
-        return "%s refuses to pass it on (%s)" % (proxy, "%d %s" % (code, reason) if code else reason)
+        return "%s refuses to pass it on (%s)" % (
+            proxy,
+            "%d %s" % (code, reason) if code else reason,
+        )
     if isinstance(reason, ssl.SSLCertVerificationError):
-        return ("the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
-                "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
-                % (server_of(url, named), reason.verify_message))
+        return (
+            "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
+            "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
+            % (server_of(url, named), reason.verify_message)
+        )
     if code is None:
         why = getattr(reason, "strerror", 0) or reason
         return "cannot reach %s (%s)" % (proxy or server_of(url, named), why)
@@ -1846,8 +2492,10 @@ def settings(option, paced=False):
     base = (option if option is not None else env or DEFAULT_BASE).strip()
     parts = urllib.parse.urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
-        raise Usage("%s must be an http:// or https:// address, got %s (see %s --help)"
-                    % (named, one_line(json.dumps(base), 60), SCRIPT))
+        raise Usage(
+            "%s must be an http:// or https:// address, got %s (see %s --help)"
+            % (named, one_line(json.dumps(base), 60), SCRIPT)
+        )
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -1895,14 +2543,15 @@ def read_copy(folder, kind, names):
     path = os.path.join(folder, SAVED)
     if not os.path.lexists(path):
         return None, {}
-    raw = read_file(path, folder)
-    about = parse_json(raw, path) if len(raw) <= MAX_SAVED_BYTES else None
+    about = parse_json(read_file(path, folder), path)
     about = about if isinstance(about, dict) else {}
     forms = {"kind": str, "id": str, "address": str, "savedAt": str, "sha256": dict}
     bad = [key for key, form in forms.items() if not isinstance(about.get(key), form)]
     if bad or about["kind"] != kind:
-        raise Unreadable("%s: not a saved %s (%s)" % (path, kind, "no " + bad[0] if bad else
-                                                      "kind " + one_line(about["kind"], 40)))
+        raise Unreadable(
+            "%s: not a saved %s (%s)"
+            % (path, kind, "no " + bad[0] if bad else "kind " + one_line(about["kind"], 40))
+        )
     files, faults, count = {}, [], 0
     for name, digest in sorted(about["sha256"].items()):
         fault = file_fault(folder, about, (kind, names), (name, digest), files)
@@ -1929,8 +2578,9 @@ def file_fault(folder, about, form, listing, files):
     except Unreadable as err:
         return "%s: not the file saved %s (%s)" % (name, when, str(err).partition(": ")[2])
     if sum(map(len, files.values())) + len(raw) > MAX_COPY_BYTES:
-        raise Unreadable("%s: more than %d bytes in all: not a copy this script reads"
-                         % (folder, MAX_COPY_BYTES))
+        raise Unreadable(
+            "%s: more than %d bytes in all: not a copy this script reads" % (folder, MAX_COPY_BYTES)
+        )
     if hashlib.sha256(raw).hexdigest() != digest:
         return "%s: not the file saved %s (sha256 differs)" % (name, when)
     files[name] = raw
@@ -1962,9 +2612,22 @@ def against_lines(folder, saved_at, count, changes):
     where = "(%s)" % one_line(folder)
     if not count:
         return ["unchanged since %s %s" % (one_line(saved_at), where)]
-    lines = ["  %s %s: %s -> %s" % (one_line(c["file"]), one_line(c["where"] or "(the file)"),
-                                    clipped(c["was"]), clipped(c["now"])) for c in changes]
-    head = "CHANGED since %s %s: %d change%s" % (one_line(saved_at), where, count, "s" * (count > 1))
+    lines = [
+        "  %s %s: %s -> %s"
+        % (
+            one_line(c["file"]),
+            one_line(c["where"] or "(the file)"),
+            clipped(c["was"]),
+            clipped(c["now"]),
+        )
+        for c in changes
+    ]
+    head = "CHANGED since %s %s: %d change%s" % (
+        one_line(saved_at),
+        where,
+        count,
+        "s" * (count > 1),
+    )
     return [head] + listed(lines, count)
 
 
@@ -2037,9 +2700,14 @@ def keep(staged, files, about, folder):
             with open(path, "xb") as out:
                 out.write(body)
         digests = {name: hashlib.sha256(body).hexdigest() for name, body in files.items()}
-        about = dict(about, savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                     script=SCRIPT, version=VERSION, sha256=digests)
-        about["address"] = CREDENTIALS.sub("***@", about["address"])
+        about = dict(
+            about,
+            address=CREDENTIALS.sub("***@", about["address"]),
+            savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            script=SCRIPT,
+            version=VERSION,
+            sha256=digests,
+        )
         with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
             out.write(json.dumps(about, indent=1) + "\n")
         if os.path.lexists(folder):
@@ -2083,8 +2751,11 @@ def start(main):
             os._exit(141)
         status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
     except Exception as err:
-        status = fail("%s %s failed (%s: %s): a fault of this script, not of the record; please "
-                      "report it" % (SCRIPT, VERSION, type(err).__name__, err), False)
+        status = fail(
+            "%s %s failed (%s: %s): a fault of this script, not of the record; please "
+            "report it" % (SCRIPT, VERSION, type(err).__name__, err),
+            False,
+        )
     sys.exit(status)
 
 
@@ -2092,13 +2763,22 @@ def start(main):
 
 
 # ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
-SPLITMIX_CHUNK = 4096       # draws per packed integer: small enough to stay in cache
+SPLITMIX_CHUNK = 4096  # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
-SIGN_FLIP_MAX_BYTES = 140 * 2 ** 20  # the packed counts, at most: with the allocator's slack, under 256 MB
-SIGN_FLIP_ENCLOSE_FROM = 128  # non-zero pairs: from here p is first enclosed (below, counted at once)
-SIGN_FLIP_LEVELS = ((6, 14), (8, 24), (16, 40))  # each enclosure's bytes a slot and Z (tails < e**-2Z cut)
-SIGN_FLIP_FLOOR_EVERY = 3   # items between floors: the bits of headroom a slot keeps
-PROGRESS_AFTER = 3          # seconds a count runs before a terminal is shown how far it has come
+SIGN_FLIP_MAX_BYTES = (
+    140 * 2**20
+)  # the packed counts, at most: with the allocator's slack, under 256 MB
+SIGN_FLIP_ENCLOSE_FROM = (
+    128  # non-zero pairs: from here p is first enclosed (below, counted at once)
+)
+SIGN_FLIP_LEVELS = (
+    (6, 14),
+    (8, 24),
+    (16, 40),
+)  # each enclosure's bytes a slot and Z (tails < e**-2Z cut)
+SIGN_FLIP_FLOOR_EVERY = 3  # items between floors: the bits of headroom a slot keeps
+PROGRESS_AFTER = 3  # seconds a count runs before a terminal is shown how far it has come
+
 
 def bootstrap_draws(seed, n, count):
     """`count` pair indices ((next() >> 11) × n) >> 53, mapped slot by slot like the outputs."""
@@ -2107,6 +2787,7 @@ def bootstrap_draws(seed, n, count):
         indices.extend(_slots(((((z >> 11) & mask) * n) >> 53) & mask, k))
     return indices
 
+
 def _splitmix64_chunks(seed, count):
     """SplitMix64's first `count` outputs (§4.6) as (z, mask, k): k outputs in 128-bit slots of z. Plain,
     mod 2**64: state += γ; z = state; z = (z ^ z >> 30)·M1; z = (z ^ z >> 27)·M2; output z ^ z >> 31.
@@ -2114,7 +2795,9 @@ def _splitmix64_chunks(seed, count):
     gamma, mask64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
     chunk = min(count, SPLITMIX_CHUNK) or 1
     ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
-    steps = gamma * int.from_bytes(b"".join(k.to_bytes(16, "little") for k in range(1, chunk + 1)), "little")
+    steps = gamma * int.from_bytes(
+        b"".join(k.to_bytes(16, "little") for k in range(1, chunk + 1)), "little"
+    )
     mask, base = ones * mask64, seed & mask64
     for start in range(0, count, chunk):
         z = (base * ones + steps) & mask
@@ -2123,30 +2806,37 @@ def _splitmix64_chunks(seed, count):
         yield (z ^ (z >> 31)) & mask, mask, min(chunk, count - start)
         base = (base + chunk * gamma) & mask64
 
+
 def _slots(z, k):
     """The first k 128-bit slots of z, each below 2**64."""
-    return _unpack_slots(z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[:16 * k], 8)[0::2]
+    return _unpack_slots(z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[: 16 * k], 8)[
+        0::2
+    ]
+
 
 def sign_flip_p(diffs, alpha):
     """§4.5's p as (Fraction, how): how None for the exact count; "bound" where Hoeffding's bound
     2·exp(−S1² ÷ (2·Σ D_t²)) is below 0.00005 and alpha (it fixes the printed p and the verdict);
     "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on one side
     of alpha (lo); else why not: the exact count over its cap, p within ~1e-9 of a 4-place edge or alpha."""
-    s1, s2 = sum(diffs), sum(d * d for d in diffs)               # integers: exact
+    s1, s2 = sum(diffs), sum(d * d for d in diffs)  # integers: exact
     if s2:
-        bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)    # the margin covers exp's rounding
-        if bound < 0.00005 * (1 - 1e-9) and bound < alpha:          # below it p prints 0.0000
-            return Fraction(max(bound, 2.0 ** -1074)), "bound"
-    few = len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM     # counted at once, where the count fits
+        bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)  # the margin covers exp's rounding
+        if bound < 0.00005 * (1 - 1e-9) and bound < alpha:  # below it p prints 0.0000
+            return Fraction(max(bound, 2.0**-1074)), "bound"
+    few = (
+        len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM
+    )  # counted at once, where the count fits
     for level in (None,) * few + SIGN_FLIP_LEVELS * bool(s1) + (None,):
         ends = sign_flip_count(diffs, level)
-        if isinstance(ends, str):           # over the cap: the next level, or (the last) why not
+        if isinstance(ends, str):  # over the cap: the next level, or (the last) why not
             continue
         if level is None:
             return Fraction(ends, 1 << len(diffs)), None
         if len({(print_figure(float(end), 4), end <= Fraction(alpha)) for end in ends}) == 1:
             return ends[0], "enclosed"
     return None, ends
+
 
 def sign_flip_count(diffs, level=None):
     """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi] holding that
@@ -2158,16 +2848,25 @@ def sign_flip_count(diffs, level=None):
         return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
-    slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)   # exact: never floored
+    slot_bytes, z = level or (
+        (len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8,
+        None,
+    )  # exact: never floored
     plan = list(_windows(sizes, (sum(sizes) - abs(s1) // common) // 2, z))
-    peak = max(min(high + b - a, b) - max(low, 0) + 1          # a table's slots, before each cut
-               for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)) * slot_bytes
+    peak = (
+        max(
+            min(high + b - a, b) - max(low, 0) + 1  # a table's slots, before each cut
+            for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)
+        )
+        * slot_bytes
+    )
     if peak > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
     low, slack = _count_at_most(sizes, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
     if level is None:
         return (2 * low) << (n - len(sizes))
     return Fraction(low, 1 << len(sizes) - 1), Fraction(low + slack, 1 << len(sizes) - 1)
+
 
 def _windows(sizes, c, z):
     """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x kept, highest
@@ -2180,6 +2879,7 @@ def _windows(sizes, c, z):
             t, u = (math.isqrt(z * v) + 1 if z else total + 1 for v in (square, squares - square))
             yield j, reach, (reach - 2 * t + 1) // 2, min(c, c + (2 * u - total + reach) // 2)
 
+
 def _count_at_most(sizes, plan, slot_bytes, r, z):
     """(lo, slack): between lo and lo + slack subsets of `sizes` sum to at most plan's last x kept. Packed:
     c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r) from row k0 on; an item
@@ -2187,36 +2887,56 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
     window go (a cut tail adds its bound 2**m·e**(−2Z) to slack, the top ones once: a subset is cut once),
     and counts that could outgrow their slot by the next point lose low bits (under a new unit a slot)."""
     bits, m, started = 8 * slot_bytes, len(sizes), time.monotonic()
-    tail = (1 << m) >> 2 * z * 1442695 // 10 ** 6 if z else 0     # ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
+    tail = (1 << m) >> 2 * z * 1442695 // 10**6 if z else 0  # ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
     classes, k0, dropped, slack, done = [1] + [0] * (r - 1), 0, 0, tail, 0
     for point, reach, low, high in plan:
         for size in sizes[done:point]:
             q, rho = divmod(size, r)
             cycles = math.gcd(rho, r)
-            for t in range(cycles):   # along each cycle of t → t + ρ, so each reads a class not yet updated
+            for t in range(
+                cycles
+            ):  # along each cycle of t → t + ρ, so each reads a class not yet updated
                 before = classes[t - rho]
                 for _ in range(r // cycles):
                     before, classes[t] = classes[t], classes[t] + (before << bits * (q + (t < rho)))
                     t = (t + rho) % r
             done += 1
-            if time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty():   # the count is slow
-                print("\rthe sign-flip test: %d%% counted" % (100 * done // m), file=sys.stderr,
-                      end="\n" if done == m else "", flush=True)
-        every = reduce(operator.or_, classes)   # a row of the classes' OR is 0 where each class's slot is
-        ors = _unpack_slots(every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes)
+            if (
+                time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty()
+            ):  # the count is slow
+                print(
+                    "\rthe sign-flip test: %d%% counted" % (100 * done // m),
+                    file=sys.stderr,
+                    end="\n" if done == m else "",
+                    flush=True,
+                )
+        every = reduce(
+            operator.or_, classes
+        )  # a row of the classes' OR is 0 where each class's slot is
+        ors = _unpack_slots(
+            every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes
+        )
         drop = max(0, max(ors, default=0).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
         k = max(k0, low // r)
         rows = max(0, high // r - k + 1)
         if drop or k > k0 or reach > high:
-            keep = int.from_bytes(((1 << bits - drop) - 1).to_bytes(slot_bytes, "little") * rows, "little")
-            masks = keep, keep >> bits          # classes past high % r keep a row less
+            keep = int.from_bytes(
+                ((1 << bits - drop) - 1).to_bytes(slot_bytes, "little") * rows, "little"
+            )
+            masks = keep, keep >> bits  # classes past high % r keep a row less
             for t in range(r):
                 classes[t] = (classes[t] >> bits * (k - k0) + drop) & masks[t > high % r]
-            lost = (len(ors) - ors.count(0)) * r << dropped + drop + m - point   # times 2**(items to come)
+            lost = (
+                len(ors) - ors.count(0)
+            ) * r << dropped + drop + m - point  # times 2**(items to come)
             slack += (lost if drop else 0) + tail * (k > k0)
             k0, dropped = k, dropped + drop
-    counts = (_unpack_slots(packed.to_bytes(rows * slot_bytes, "little"), slot_bytes) for packed in classes)
+    counts = (
+        _unpack_slots(packed.to_bytes(rows * slot_bytes, "little"), slot_bytes)
+        for packed in classes
+    )
     return sum(map(sum, counts)) << dropped, slack
+
 
 def _unpack_slots(raw, slot_bytes):
     """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`, the work in C."""
@@ -2225,7 +2945,7 @@ def _unpack_slots(raw, slot_bytes):
         slots = map(raw.__getitem__, map(slice, range(0, len(raw), slot_bytes), ends))
         return list(map(int.from_bytes, slots, repeat("little")))
     spread = raw
-    if slot_bytes < 8:      # each slot to a 64-bit word by strided byte copies
+    if slot_bytes < 8:  # each slot to a 64-bit word by strided byte copies
         spread = bytearray(8 * (len(raw) // slot_bytes))
         for j in range(slot_bytes):
             spread[j::8] = raw[j::slot_bytes]
