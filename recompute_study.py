@@ -22,12 +22,13 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2247), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2248), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2694), in the shared block: only under --save, into a new
-  folder beside DIR, renamed to DIR once whole (with --matches, each match's copy inside it).
+- The one function that writes files: keep (line 2695), in the shared block: only under
+  --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
+  match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
