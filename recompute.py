@@ -24,7 +24,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2484), in the shared block: only under
+- The one function that writes files: keep (line 2485), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -2070,8 +2070,9 @@ class Network:
             )
             if err.wait > MOST_RETRY_AFTER or self.waited + added > self.patience:
                 raise Unreadable(
-                    "%s; it asks to wait %d s more, past the %d s a run waits for a busy platform %s, "
-                    "after %d s of waiting: try again later" % (err, err.wait, *most, self.waited)
+                    "%s; it asks to wait %d s more, past the %d s a run waits for a busy "
+                    "platform %s, after %d s of waiting: try again later"
+                    % (err, err.wait, *most, self.waited)
                 )
             self.waited += added
             self.resume = max(self.resume, now + err.wait)

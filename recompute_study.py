@@ -26,7 +26,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2695), in the shared block: only under
+- The one function that writes files: keep (line 2696), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -2281,8 +2281,9 @@ class Network:
             )
             if err.wait > MOST_RETRY_AFTER or self.waited + added > self.patience:
                 raise Unreadable(
-                    "%s; it asks to wait %d s more, past the %d s a run waits for a busy platform %s, "
-                    "after %d s of waiting: try again later" % (err, err.wait, *most, self.waited)
+                    "%s; it asks to wait %d s more, past the %d s a run waits for a busy "
+                    "platform %s, after %d s of waiting: try again later"
+                    % (err, err.wait, *most, self.waited)
                 )
             self.waited += added
             self.resume = max(self.resume, now + err.wait)
