@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2037), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2032), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2484), in the shared block: only under
+- The one function that writes files: keep (line 2479), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -1622,48 +1622,46 @@ def main(argv=None):
         return fail(str(err), "--json" in argv, 1 if isinstance(err, Altered) else 2)
     gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans
     try:
-        return audit_matches(args, args.net, old)
+        return audit_matches(args, old)
     finally:
         gc.enable()
 
 
 def against_copy(args):
     """--against OLD: the copy it names, whole and verified, of a like kind, or refused."""
-    if args.against is None:
+    folder = args.against
+    if folder is None:
         return None
-    if not os.path.isdir(args.against) or folder_holds(args.against) != "match":
+    if not os.path.isdir(folder) or folder_holds(folder) != "match":
         raise Usage(
             "--against compares one match with one saved copy (a folder holding export/ "
-            "and report.json): %s" % text(args.against)
+            "and report.json): %s" % text(folder)
         )
-    if not os.path.lexists(os.path.join(args.against, SAVED)):  # nothing to check its files by
-        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % args.against)
+    if not os.path.lexists(os.path.join(folder, SAVED)):  # nothing to check its files by
+        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % folder)
     try:
-        old = saved_match(args.against)
+        old = saved_match(folder)
     except Altered as err:
-        raise Altered("--against %s: %s" % (args.against, err))
+        raise Altered("--against %s: %s" % (folder, err))
     except Unreadable as err:
         raise Unreadable("--against: %s" % err)
-    if args.rubric not in (None, old.about["rubric"]):
+    rubric = old.about["rubric"]
+    if args.rubric not in (None, rubric):
         raise Usage(
             "--against %s holds the report under %s: compare like with like, with "
-            "--rubric %s or none"
-            % (
-                args.against,
-                old.about["rubric"] or "its own rubric",
-                old.about["rubric"] or "left out",
-            )
+            "--rubric %s or none" % (folder, rubric or "its own rubric", rubric or "left out")
         )
-    args.rubric = old.about["rubric"]
+    args.rubric = rubric
     return old
 
 
-def audit_matches(args, net, old):
-    """Each match the arguments name; with --against, the one match against its saved copy."""
+def audit_matches(args, old):
+    """Each match the arguments name, once however often it is named (a download by its server
+    and id, a copy by its folder); with --against, the one match against its saved copy."""
     results, failures, sources = [], [], []
     for target in args.matches:
         try:
-            sources += sources_for(target, args, net)
+            sources += sources_for(target, args)
         except Unreadable as err:
             failures.append(failure(target, err))
     batch = len(sources) + len(failures) > 1
@@ -1673,8 +1671,11 @@ def audit_matches(args, net, old):
             % " ".join(text(t) for t in args.matches),
             args.json,
         )
-    count, changes = 0, []
-    for label, gather, _ in once(sources):
+    count, changes, seen = 0, [], set()
+    for label, gather, key in sources:
+        if key in seen:
+            continue
+        seen.add(key)
         try:
             match = gather()
             try:
@@ -1683,19 +1684,18 @@ def audit_matches(args, net, old):
                 kept = save(args, match)
             if kept:
                 result["kept"] = kept
-            if old is not None and old.match_id != result["matchId"]:
-                return fail(
-                    "--against: %s is a copy of %s, not of %s"
-                    % (args.against, old.match_id, result["matchId"]),
-                    args.json,
-                )
             if old is not None:
+                if old.match_id != result["matchId"]:
+                    return fail(
+                        "--against: %s is a copy of %s, not of %s"
+                        % (args.against, old.match_id, result["matchId"]),
+                        args.json,
+                    )
                 count, changes = copy_changes(old.files, match.files)
                 result["exit"] = max(result["exit"], 1 if count else 0)
+            results.append(result)
         except Unreadable as err:
             failures.append(failure(label, err))
-            continue
-        results.append(result)
     for f in failures:
         say("recompute.py: " + f["error"])
     status = max([r["exit"] for r in results] + [f["exit"] for f in failures])
@@ -1703,7 +1703,7 @@ def audit_matches(args, net, old):
         line = one_line("recompute.py: " + failures[0]["error"])
         print_json({"script": SCRIPT, "version": VERSION, "exit": status, "error": line})
         return status
-    print_matches(args, results, failures, status, batch, old, (count, changes))
+    print_matches(args, results, failures, status, batch, old, count, changes)
     return status
 
 
@@ -1718,7 +1718,7 @@ def audit_one(label, match, args):
 
 def save(args, match):
     """--save: a downloaded match kept whole in DIR/<id>/, saved.json last."""
-    if not args.save or match is None or match.folder:
+    if not args.save or match.folder:
         return
     folder = os.path.join(args.save, match.match_id)
     about = {"kind": "match", "id": match.match_id, "address": match.origin, "rubric": args.rubric}
@@ -1726,7 +1726,7 @@ def save(args, match):
     return folder
 
 
-def sources_for(target, args, net):
+def sources_for(target, args):
     """(label, how to gather it, its key) per match a target names: a saved folder or a folder
     of them, a match id or address."""
     address, is_folder = ADDRESS.match(target), os.path.isdir(target)
@@ -1759,16 +1759,21 @@ def sources_for(target, args, net):
         (*address.groups(), "the address") if address else (args.base, target, args.named)
     )
     copy = os.path.join(args.save or "", mid)
-    if args.save and not os.path.lexists(os.path.join(copy, SAVED)) and os.path.lexists(copy):
-        raise Unreadable(
-            "--save: %s holds a copy with no saved.json, not whole: name another DIR "
-            "or move it aside" % copy
-        )
     if args.save and os.path.lexists(copy):  # a whole copy kept earlier: read, not downloaded
-        gather = functools.partial(saved_match, inside(copy, args.save), args.rubric)
-        return [(copy, gather, os.path.realpath(copy))]
-    fetch = functools.partial(download, net, base.rstrip("/"), named, mid, (args.rubric,))
+        if not os.path.lexists(os.path.join(copy, SAVED)):
+            raise Unreadable(
+                "--save: %s holds a copy with no saved.json, not whole: name another DIR "
+                "or move it aside" % copy
+            )
+        return [saved_source(copy, args.save, args)]
+    fetch = functools.partial(download, args.net, base.rstrip("/"), named, mid, (args.rubric,))
     return [(mid, fetch, (base, mid))]
+
+
+def saved_source(path, folder, args):
+    """A saved copy as a source: (its folder, how to read it, its real path)."""
+    gather = functools.partial(saved_match, inside(path, folder), args.rubric)
+    return path, gather, os.path.realpath(path)
 
 
 def saved_folders(target, args):
@@ -1785,15 +1790,14 @@ def saved_folders(target, args):
             "or folders of them, as --save writes)" % target
         )
     if kind == "match":
-        gather = functools.partial(saved_match, target, args.rubric)
-        return [(target, gather, os.path.realpath(target))]
-    out = []
-    for name in sorted(os.listdir(target)):
-        path = os.path.join(target, name)
-        if os.path.isdir(path) and (MATCH_ID.match(name) or folder_holds(path) == "match"):
-            gather = functools.partial(saved_match, inside(path, target), args.rubric)
-            out.append((path, gather, os.path.realpath(path)))
-    return out
+        return [saved_source(target, target, args)]
+    paths = [os.path.join(target, name) for name in sorted(os.listdir(target))]
+    return [
+        saved_source(path, target, args)
+        for path in paths
+        if os.path.isdir(path)
+        and (MATCH_ID.match(os.path.basename(path)) or folder_holds(path) == "match")
+    ]
 
 
 def not_a_target(target):
@@ -1815,12 +1819,12 @@ def not_a_target(target):
     )
 
 
-def print_matches(args, results, failures, status, batch, old, found):
-    totals, (count, changes) = summary(results, failures), found
+def print_matches(args, results, failures, status, batch, old, count, changes):
+    totals = summary(results, failures)
     verdict = match_verdict(results, failures, count, batch)
     if args.json:
         doc = {
-            "script": "recompute.py",
+            "script": SCRIPT,
             "version": VERSION,
             "exit": status,
             "summary": totals,
@@ -1836,31 +1840,22 @@ def print_matches(args, results, failures, status, batch, old, found):
                 "changes": changes,
             }
         return print_json(doc)
+    w = sys.stdout.write
     for i, result in enumerate(results):
-        sys.stdout.write("\n" if i else "")
+        w("\n" if i else "")
         if result.get("kept"):
-            put(sys.stdout.write, "kept in %s" % text(result["kept"]))
+            put(w, "kept in %s" % text(result["kept"]))
         for line in (
             against_lines(args.against, old.about["savedAt"], count, changes) if old else ()
         ):
-            put(sys.stdout.write, line)
+            put(w, line)
         print_audit(result, sys.stdout, args.all, batch)
     for f in [f for f in failures if f["exit"] == 1]:  # a copy not as saved: nothing else shown
-        put(sys.stdout.write, "check FAILS: %s" % f["error"])
+        put(w, "check FAILS: %s" % f["error"])
     if batch:
         print_summary(totals, failures, sys.stdout)
     if results or status == 1:  # nothing read: the error on stderr is the answer
         print(one_line(verdict, len(verdict)))
-
-
-def once(sources):
-    """Each match once, however often it is named: a download by its server and id, a copy by
-    its folder."""
-    seen = set()
-    for label, gather, key in sources:
-        if key not in seen:
-            seen.add(key)
-            yield label, gather, key
 
 
 def failure(source, err):
