@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2032), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2019), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2479), in the shared block: only under
+- The one function that writes files: keep (line 2466), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -43,6 +43,7 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from itertools import chain
 from operator import eq, itemgetter
+from os.path import isdir, join, lexists
 
 # --- constants
 SCRIPT, VERSION, KIND = "recompute.py", "3.1", "match"  # in User-Agent, saved.json, errors
@@ -1457,7 +1458,7 @@ class Match:
     def file(self, name, what):
         if self.folder is None:
             return self.files[name], what
-        path = os.path.join(self.folder, *name.split("/"))
+        path = join(self.folder, *name.split("/"))
         if name in self.files:
             return self.files[name], path
         if self.about is None:
@@ -1486,8 +1487,10 @@ def download(net, base, named, match_id, rubrics=(None,), tell=True):
         if getattr(err, "status", None) != 409:
             raise
         return Match(match_id, {"playing.json": err.body}, api)
-    count = pages_announced(files["export/1.json"])
-    if count is None:  # page 1 is not one the reader takes: it says why, and nothing more is asked
+    try:  # the pages page 1 announces, as check_page reads it
+        page = parse_json(files["export/1.json"], "export page 1")
+        count = check_page(page, 1, None, "export page 1")["pageCount"]
+    except Unreadable:  # page 1 is not one the reader takes: it says why, nothing more is asked
         return Match(match_id, files, api)
     for number in range(2, count + 1):
         if tell:
@@ -1517,34 +1520,23 @@ def report_file(version):
     return "report/%s.json" % version, "report (rubric %s)" % version
 
 
-def pages_announced(raw):
-    """The pages page 1 announces, or None where page 1 is not one the reader takes (as
-    check_page reads it): then reading says what is wrong with it."""
-    try:
-        return check_page(parse_json(raw, "export page 1"), 1, None, "export page 1")["pageCount"]
-    except Unreadable:
-        return None
-
-
 def saved_match(folder, rubric=None):
     """Gather a match from a folder --save wrote: every file its saved.json lists, each checked
     against its sha256 (Altered where one is not as saved); without saved.json, the pages and
     the report (under `rubric`) there, said to be unverified."""
     about, files = read_copy(folder, "match", MATCH_FILE)
-    if (
-        about is not None
-        and not MATCH_ID.match(about["id"])
-        or (about or {}).get("rubric") not in (None, *RUBRICS)
+    if about is not None and (
+        not MATCH_ID.match(about["id"]) or about.get("rubric") not in (None, *RUBRICS)
     ):
         raise Unreadable(
             "%s: id %s or rubric %s is not of its form"
-            % (os.path.join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric")))
+            % (join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric")))
         )
-    pages = os.path.join(folder, "export")
-    names = ["export/" + n for n in sorted(os.listdir(pages))] if os.path.isdir(pages) else []
+    pages = join(folder, "export")
+    names = ["export/" + n for n in sorted(os.listdir(pages))] if isdir(pages) else []
     for name in names + [report_file(rubric)[0], "playing.json"] if about is None else ():
-        path = os.path.join(folder, *name.split("/"))
-        if re.fullmatch(MATCH_FILE, name) and os.path.lexists(path):
+        path = join(folder, *name.split("/"))
+        if re.fullmatch(MATCH_FILE, name) and lexists(path):
             files[name] = read_file(path, folder)
     return Match(about and about["id"], files, folder, about, folder)
 
@@ -1632,12 +1624,12 @@ def against_copy(args):
     folder = args.against
     if folder is None:
         return None
-    if not os.path.isdir(folder) or folder_holds(folder) != "match":
+    if not isdir(folder) or folder_holds(folder) != "match":
         raise Usage(
             "--against compares one match with one saved copy (a folder holding export/ "
             "and report.json): %s" % text(folder)
         )
-    if not os.path.lexists(os.path.join(folder, SAVED)):  # nothing to check its files by
+    if not lexists(join(folder, SAVED)):  # nothing to check its files by
         raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % folder)
     try:
         old = saved_match(folder)
@@ -1720,7 +1712,7 @@ def save(args, match):
     """--save: a downloaded match kept whole in DIR/<id>/, saved.json last."""
     if not args.save or match.folder:
         return
-    folder = os.path.join(args.save, match.match_id)
+    folder = join(args.save, match.match_id)
     about = {"kind": "match", "id": match.match_id, "address": match.origin, "rubric": args.rubric}
     keep(new_copy(folder), match.files, about, folder)
     return folder
@@ -1729,7 +1721,7 @@ def save(args, match):
 def sources_for(target, args):
     """(label, how to gather it, its key) per match a target names: a saved folder or a folder
     of them, a match id or address."""
-    address, is_folder = ADDRESS.match(target), os.path.isdir(target)
+    address, is_folder = ADDRESS.match(target), isdir(target)
     if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
         raise Usage(
             "%s is a study, not a match: audit it end to end with "
@@ -1758,9 +1750,9 @@ def sources_for(target, args):
     base, mid, named = (
         (*address.groups(), "the address") if address else (args.base, target, args.named)
     )
-    copy = os.path.join(args.save or "", mid)
-    if args.save and os.path.lexists(copy):  # a whole copy kept earlier: read, not downloaded
-        if not os.path.lexists(os.path.join(copy, SAVED)):
+    copy = join(args.save or "", mid)
+    if args.save and lexists(copy):  # a whole copy kept earlier: read, not downloaded
+        if not lexists(join(copy, SAVED)):
             raise Unreadable(
                 "--save: %s holds a copy with no saved.json, not whole: name another DIR "
                 "or move it aside" % copy
@@ -1791,12 +1783,11 @@ def saved_folders(target, args):
         )
     if kind == "match":
         return [saved_source(target, target, args)]
-    paths = [os.path.join(target, name) for name in sorted(os.listdir(target))]
+    paths = [join(target, name) for name in sorted(os.listdir(target))]
     return [
         saved_source(path, target, args)
         for path in paths
-        if os.path.isdir(path)
-        and (MATCH_ID.match(os.path.basename(path)) or folder_holds(path) == "match")
+        if isdir(path) and (MATCH_ID.match(os.path.basename(path)) or folder_holds(path) == "match")
     ]
 
 
@@ -1807,11 +1798,7 @@ def not_a_target(target):
             text(target),
             target.lower(),
         )
-    if (
-        target.startswith((os.sep, ".", "~"))
-        or os.sep in target
-        and os.path.isdir(os.path.dirname(target))
-    ):
+    if target.startswith((os.sep, ".", "~")) or os.sep in target and isdir(os.path.dirname(target)):
         return "%s: no such folder" % text(target)
     return (
         "%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
