@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2019), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2010), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2466), in the shared block: only under
+- The one function that writes files: keep (line 2457), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -623,12 +623,10 @@ def get(obj, key, form, at, default=REQUIRED):
 
 def field_table(table):
     """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each
-    field key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the
-    default."""
+    field key:form then *form: each element's form; =JSON: the default where absent (=null: or
+    null, None)."""
     return {
-        part: [
-            re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()
-        ]
+        part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(=.+)?", f).groups() for f in spec.split()]
         for parts, spec in (entry.split(": ") for entry in table.split(";"))
         for part in parts.split()
     }
@@ -637,7 +635,7 @@ def field_table(table):
 # records.md §1.1: the fields read of each part of a record.
 FIELDS = field_table("""
     archive: config.engine_version:text config.map.width:count config.map.height:count
-        startedAtTick:count endedAtTick:count config.rounds:count? agents:list;
+        startedAtTick:count endedAtTick:count config.rounds:count=null agents:list;
     agent: trained:object status:status agentId:text roundsAlive:count wealth:number
         reputation:number aggression:count trained.strength:count trained.vitality:count
         trained.endurance:count inventory:object*count;
@@ -645,7 +643,7 @@ FIELDS = field_table("""
     metrics: gather:count=0 craft:count=0 build:count=0 repair:count=0 move:count=0 train:count=0
         attack:count=0 raid:count=0 trade:count=0 dormant:count=0 awake:count=0 message:count=0
         message_private:count=0 rest:count=0 look:count=0;
-    pair: a:text b:text rep:object? trades:count netShare:number;
+    pair: a:text b:text rep:object=null trades:count netShare:number;
     exploration: visited:count coverage:number;
     erratum: events:list*count id:text agents:list=[] affects:list=[] scoresDepend:flag;
     card: dimensions:object raw:object={} achievements:list*text rank:rank wealth:number status:text
@@ -659,7 +657,7 @@ def fields(obj, part, at):
     """The part's fields of obj, each of its form; the error names the file and field."""
     out = {}
     for key, form, each, default in FIELDS[part]:
-        default = [] if default is None else [None] if default == "?" else [json.loads(default[1:])]
+        default = [json.loads(default[1:])] if default else []
         value = out[key] = get(obj, key, form, at, *default)
         for i, item in (value.items() if form == "object" else enumerate(value)) if each else ():
             checked(item, each, ("%s.%s.%s" if form == "object" else "%s.%s[%d]") % (at, key, i))
@@ -1171,10 +1169,7 @@ def audit(archive, report):
         matchId=archive["id"],
         rubric=report["rubric"],
         rubricReason=report["reason"],
-        engine=archive["engine"],
-        rounds=archive["rounds"],
-        events=archive["events"],
-        errata=archive["errata"],
+        **{key: archive[key] for key in ("engine", "rounds", "events", "errata")},
         seats=seats,
         checks=checks,
         notes=notes,
@@ -1251,7 +1246,7 @@ def print_rows(w, seats):
         w("\n")
         put(
             w,
-            "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
+            "  ".join(text(seat[key]) for key in ("agentId", "name", "model"))
             + "  (counters not recorded)" * seat["notRecorded"],
         )
         w(
@@ -1301,8 +1296,7 @@ def print_audit(result, out, rows=False, batch=False):
         )
         lines += [
             "erratum %(id)s: %(title)s" % texts(e),
-            "  events %s; seats %s; affects %s; "
-            "scores depend on them: %s"
+            "  events %s; seats %s; affects %s; scores depend on them: %s"
             % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"]))),
         ]
     lines.append(
@@ -1316,9 +1310,7 @@ def print_audit(result, out, rows=False, batch=False):
 def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
     lines = []
-    for row in (
-        row for row in seat["figures"] if row["same"] is not True or "withoutErrata" in row
-    ):
+    for row in seat["figures"]:  # one the same, the errata aside, gives no line
         t = texts(row)
         d = row["difference"]
         if row["same"] is False:
@@ -1583,9 +1575,8 @@ def parse_args(argv):
         "matches",
         nargs="+",
         metavar="MATCH",
-        help="a match id (m_ + 12 hex "
-        "digits), a match address (https://daishi.ai/matches/m_...), or a folder "
-        "of saved copies",
+        help="a match id (m_ + 12 hex digits), a match address "
+        "(https://daishi.ai/matches/m_...), or a folder of saved copies",
     )
     parser.add_argument(
         "--base", help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE
@@ -1724,13 +1715,13 @@ def sources_for(target, args):
     address, is_folder = ADDRESS.match(target), isdir(target)
     if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
         raise Usage(
-            "%s is a study, not a match: audit it end to end with "
-            "recompute_study.py %s --matches" % (text(target), text(target))
+            "%s is a study, not a match: audit it end to end with recompute_study.py %s --matches"
+            % (text(target), text(target))
         )
     if is_folder and MATCH_ID.match(target):
         raise Usage(
-            "%s names both a match and a folder here: give ./%s for the folder, or "
-            "move it" % (target, target)
+            "%s names both a match and a folder here: give ./%s for the folder, or move it"
+            % (target, target)
         )
     if is_folder:
         return saved_folders(target, args)
