@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2010), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 1993), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2457), in the shared block: only under
+- The one function that writes files: keep (line 2440), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -677,17 +677,6 @@ def by_seat(block, roster, at):
         yield roster_seat(agent, roster, where), value, where
 
 
-def read_pages(source):
-    """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
-    first, number = None, 0
-    while number < (first["pageCount"] if first else 1):
-        number += 1
-        raw, name = source.page(number)
-        page = check_page(parse_json(raw, name), number, first, name)
-        first = first or page
-        yield number, page, name
-
-
 def check_page(page, number, first, name):
     """records.md §1.1 on one page (first: page 1, None for page 1 itself)."""
     if field(checked(page, "object", name), "page", name) != number:
@@ -1009,10 +998,13 @@ def read_card(card, at):
 def read_match(source, version):
     """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every
     page is read before an error past a page's own is raised: the first of the earliest stage."""
-    faults = []
-    archive = None
+    faults, archive, first, number = [], None, None, 0
     kept = []  # pages kept to the end: one freed midway scatters the next
-    for number, page, name in read_pages(source):
+    while number < (first["pageCount"] if first else 1):  # page 1, then every page it announces
+        number += 1
+        raw, name = source.page(number)
+        page = check_page(parse_json(raw, name), number, first, name)
+        first = first or page
         kept.append(page)
         stage = 1
         try:
@@ -1391,23 +1383,6 @@ def match_verdict(results, failures, changes, batch):
     )
 
 
-def print_summary(s, failures, out):
-    lines = (
-        (
-            "\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
-            "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
-            "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
-            "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
-            "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
-            "figures same %(figuresSame)d of %(figuresCompared)d; "
-            "checks agree %(checksAgree)d of %(checksMade)d"
-        )
-        % dict(s, notRead=len(s["unreadable"]))
-    ).split("\n")
-    for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
-        put(out.write, line)  # each fits the terminal
-
-
 # ------------------------------------------------------------------ gather a match
 # A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
 # under --rubric V), playing.json (the platform's 409 while the match is still playing).
@@ -1662,7 +1637,10 @@ def audit_matches(args, old):
         try:
             match = gather()
             try:
-                result = audit_one(label, match, args)
+                rubric = args.rubric or (match.about or {}).get("rubric")  # else its copy's
+                result = dict(audit(*read_match(match, rubric)), source=label)
+                if match.folder:
+                    result["copy"] = match.line()
             finally:
                 kept = save(args, match)
             if kept:
@@ -1688,15 +1666,6 @@ def audit_matches(args, old):
         return status
     print_matches(args, results, failures, status, batch, old, count, changes)
     return status
-
-
-def audit_one(label, match, args):
-    """One match's audit as data, under --rubric, else the rubric its copy was saved under."""
-    rubric = args.rubric or (match.about or {}).get("rubric")
-    result = dict(audit(*read_match(match, rubric)), source=label)
-    if match.folder:
-        result["copy"] = match.line()
-    return result
 
 
 def save(args, match):
@@ -1797,6 +1766,18 @@ def not_a_target(target):
     )
 
 
+# A batch's last lines: the counts `summary` gives, over every match named.
+SUMMARY = (
+    "\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
+    "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
+    "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
+    "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
+    "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
+    "figures same %(figuresSame)d of %(figuresCompared)d; checks agree %(checksAgree)d of "
+    "%(checksMade)d"
+)
+
+
 def print_matches(args, results, failures, status, batch, old, count, changes):
     totals = summary(results, failures)
     verdict = match_verdict(results, failures, count, batch)
@@ -1831,7 +1812,9 @@ def print_matches(args, results, failures, status, batch, old, count, changes):
     for f in [f for f in failures if f["exit"] == 1]:  # a copy not as saved: nothing else shown
         put(w, "check FAILS: %s" % f["error"])
     if batch:
-        print_summary(totals, failures, sys.stdout)
+        lines = (SUMMARY % dict(totals, notRead=len(totals["unreadable"]))).split("\n")
+        for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
+            put(w, line)  # each fits the terminal
     if results or status == 1:  # nothing read: the error on stderr is the answer
         print(one_line(verdict, len(verdict)))
 
