@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 1993), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 1996), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2440), in the shared block: only under
+- The one function that writes files: keep (line 2443), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -36,11 +36,12 @@ import os, signal, sys
 
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, base64, errno, functools, gc, hashlib, http.client, json, math, re
+import argparse, base64, errno, gc, hashlib, http.client, json, math, re
 import shutil, socket, ssl, stat, tempfile, threading, time, urllib.error, urllib.parse
 import urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from functools import partial
 from itertools import chain
 from operator import eq, itemgetter
 from os.path import isdir, join, lexists
@@ -446,7 +447,7 @@ def recompute(archive, report):
     for i, seat in enumerate(seats):
         sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
 
-        r = functools.partial(rate, seat=seat, match_rounds=rounds, rubric=rubric)  # §3.2
+        r = partial(rate, seat=seat, match_rounds=rounds, rubric=rubric)  # §3.2
 
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
         commons = ledger["commons"].get(sid, 0) if ledger else 0
@@ -1176,8 +1177,10 @@ def audit(archive, report):
 
 def text(value):
     """A value as printed; what a record or server sent is escaped to stay on its line."""
-    if value is None or isinstance(value, bool):
-        return {None: "(none)", True: "true", False: "false"}[value]
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, list):
         return ",".join(text(v) for v in value) if value else "-"
     return repr(value) if isinstance(value, float) else one_line(str(value))
@@ -1623,7 +1626,7 @@ def audit_matches(args, old):
         except Unreadable as err:
             failures.append(failure(target, err))
     batch = len(sources) + len(failures) > 1
-    if old is not None and batch:
+    if old and batch:
         return fail(
             "--against compares one match with one saved copy: %s"
             % " ".join(text(t) for t in args.matches),
@@ -1645,7 +1648,7 @@ def audit_matches(args, old):
                 kept = save(args, match)
             if kept:
                 result["kept"] = kept
-            if old is not None:
+            if old:
                 if old.match_id != result["matchId"]:
                     return fail(
                         "--against: %s is a copy of %s, not of %s"
@@ -1718,13 +1721,13 @@ def sources_for(target, args):
                 "or move it aside" % copy
             )
         return [saved_source(copy, args.save, args)]
-    fetch = functools.partial(download, args.net, base.rstrip("/"), named, mid, (args.rubric,))
+    fetch = partial(download, args.net, base.rstrip("/"), named, mid, (args.rubric,))
     return [(mid, fetch, (base, mid))]
 
 
 def saved_source(path, folder, args):
     """A saved copy as a source: (its folder, how to read it, its real path)."""
-    gather = functools.partial(saved_match, inside(path, folder), args.rubric)
+    gather = partial(saved_match, inside(path, folder), args.rubric)
     return path, gather, os.path.realpath(path)
 
 
@@ -1791,7 +1794,7 @@ def print_matches(args, results, failures, status, batch, old, count, changes):
             "unreadable": failures,
             "verdict": verdict,
         }
-        if old is not None:
+        if old:
             doc["against"] = {
                 "folder": args.against,
                 "savedAt": old.about["savedAt"],
