@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 1996), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2015), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2443), in the shared block: only under
+- The one function that writes files: keep (line 2462), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -47,7 +47,10 @@ from operator import eq, itemgetter
 from os.path import isdir, join, lexists
 
 # --- constants
-SCRIPT, VERSION, KIND = "recompute.py", "3.1", "match"  # in User-Agent, saved.json, errors
+# in User-Agent, saved.json, errors:
+SCRIPT = "recompute.py"
+VERSION = "3.1"
+KIND = "match"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # in order: a later version is the greater text
 EXACT_INTEGERS = 2**53  # beyond this an integer is no exact double: not a number we read
@@ -445,7 +448,9 @@ def recompute(archive, report):
     results = []
     reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
-        sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
+        sid = seat["id"]
+        wealth, rep = stocks[i]
+        circular, estimated = circulars[i]
 
         r = partial(rate, seat=seat, match_rounds=rounds, rubric=rubric)  # §3.2
 
@@ -999,7 +1004,10 @@ def read_card(card, at):
 def read_match(source, version):
     """Every page and the report, checked as rubric.md §11 asks, each page while it is hot. Every
     page is read before an error past a page's own is raised: the first of the earliest stage."""
-    faults, archive, first, number = [], None, None, 0
+    faults = []
+    archive = None
+    first = None
+    number = 0
     kept = []  # pages kept to the end: one freed midway scatters the next
     while number < (first["pageCount"] if first else 1):  # page 1, then every page it announces
         number += 1
@@ -1217,7 +1225,8 @@ def print_table(w, seats):
         [c.ljust(max(map(len, col))) for c in col]
         for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols
     ]
-    tables, width = [[first]], terminal_width()
+    tables = [[first]]
+    width = terminal_width()
     for col in cols:
         if len(tables[-1]) > 1 and len("  ".join(c[0] for c in tables[-1] + [col])) > width:
             tables.append([first])
@@ -1405,8 +1414,11 @@ class Match:
     copy's saved.json (None when downloaded, or saved without one)."""
 
     def __init__(self, match_id, files, origin, about=None, folder=None):
-        self.match_id, self.files, self.origin = match_id, files, origin
-        self.about, self.folder = about, folder
+        self.match_id = match_id
+        self.files = files
+        self.origin = origin
+        self.about = about
+        self.folder = folder
 
     def page(self, number):
         """(raw, the name an error gives it) of export page `number`."""
@@ -1450,7 +1462,9 @@ def download(net, base, named, match_id, rubrics=(None,), tell=True):
     """Gather a match from the platform: export page 1, every page it announces, and the report
     under each of `rubrics` (None: its own); a match still playing, as the platform's 409
     (playing.json)."""
-    api, files, size = base + "/api/matches/" + match_id, {}, 0
+    api = base + "/api/matches/" + match_id
+    files = {}
+    size = 0
     try:
         files["export/1.json"] = net.get(api + "/export?page=1", "export page 1", named)
     except Unreadable as err:
@@ -1619,7 +1633,9 @@ def against_copy(args):
 def audit_matches(args, old):
     """Each match the arguments name, once however often it is named (a download by its server
     and id, a copy by its folder); with --against, the one match against its saved copy."""
-    results, failures, sources = [], [], []
+    results = []
+    failures = []
+    sources = []
     for target in args.matches:
         try:
             sources += sources_for(target, args)
@@ -1632,7 +1648,9 @@ def audit_matches(args, old):
             % " ".join(text(t) for t in args.matches),
             args.json,
         )
-    count, changes, seen = 0, [], set()
+    count = 0
+    changes = []
+    seen = set()
     for label, gather, key in sources:
         if key in seen:
             continue
@@ -1684,7 +1702,8 @@ def save(args, match):
 def sources_for(target, args):
     """(label, how to gather it, its key) per match a target names: a saved folder or a folder
     of them, a match id or address."""
-    address, is_folder = ADDRESS.match(target), isdir(target)
+    address = ADDRESS.match(target)
+    is_folder = isdir(target)
     if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
         raise Usage(
             "%s is a study, not a match: audit it end to end with recompute_study.py %s --matches"
