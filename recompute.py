@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2015), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2013), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2462), in the shared block: only under
+- The one function that writes files: keep (line 2460), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -129,18 +129,19 @@ def replay_structures(events, end, skipped, notes):
         if structure and structure["crumbles"] <= tick:
             structure = None  # gone, with its contents
         if kind == "build":
-            if event["structure"] not in STRUCTURES:
+            name = event["structure"]
+            if name not in STRUCTURES:
                 notes.add(
                     "a build of %r (seq %d), not a structure of the rubric, changes nothing"
-                    % (event["structure"], event["seq"])
+                    % (name, event["seq"])
                 )
             elif not structure:
                 structure = standing[sid] = {
                     "id": sid,
-                    "kind": event["structure"],
+                    "kind": name,
                     "contents": {},
                     "owner": event["agentId"],
-                    "crumbles": tick + STRUCTURES[event["structure"]][0],
+                    "crumbles": tick + STRUCTURES[name][0],
                 }
                 built.append(structure)
         elif structure and kind == "repair":  # 25 hp, up to its max
@@ -546,11 +547,10 @@ def ledger_checks(block, ledger):
         if not (mine and theirs):
             out.append(check(name, *("present" if pair else "absent" for pair in (theirs, mine))))
             continue
-        out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
+        out += [check(name + "." + f, theirs[f], mine[f]) for f in ("trades", "netShare")]
         if theirs["rep"] is not None:
             out += [
-                check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side])
-                for side in key
+                check(name + ".rep." + side, theirs["rep"][side], mine["rep"][side]) for side in key
             ]
     return out + [
         check("ledger commons.%s" % sid, block["commons"].get(sid, 0), share)
@@ -621,10 +621,10 @@ def get(obj, key, form, at, default=REQUIRED):
     if "." in key:
         outer, key = key.rsplit(".", 1)
         obj = get(obj, outer, "object", at)
-        at = "%s.%s" % (at, outer)
+        at = at + "." + outer
     if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default:
         return default
-    return checked(field(obj, key, at), form, "%s.%s" % (at, key))
+    return checked(field(obj, key, at), form, at + "." + key)
 
 
 def field_table(table):
@@ -679,7 +679,7 @@ def roster_seat(agent, roster, at):
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
     for agent, value in checked(block, "object", at).items():
-        where = "%s.%s" % (at, agent)
+        where = at + "." + agent
         yield roster_seat(agent, roster, where), value, where
 
 
@@ -694,7 +694,7 @@ def check_page(page, number, first, name):
             % (name, MAX_PAGES, shown(count))
         )
     for key in ("errata", "events"):
-        checked(field(page, key, name), "list", "%s: %s" % (name, key))
+        checked(field(page, key, name), "list", name + ": " + key)
     if (page.get("archive") is None) == (first is None):
         raise Unreadable(
             name + (": archive is on page 1 only" if first else ": page 1 carries no archive")
@@ -734,7 +734,7 @@ def read_archive(page, name, source):
     if len(roster) != len(seats):
         raise Unreadable("%s.agents: an agentId appears twice" % at)
     blocks = {
-        key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
+        key: None if archive.get(key) is None else read(archive[key], roster, at + "." + key)
         for key, read in (
             ("metrics", read_metrics),
             ("ledger", read_ledger_block),
@@ -801,7 +801,7 @@ def read_ledger_block(block, roster, at):
     ]
     for i, pair in enumerate(pairs):
         where = "%s.pairs[%d]" % (at, i)
-        a, b = (roster_seat(pair[side], roster, "%s.%s" % (where, side)) for side in "ab")
+        a, b = (roster_seat(pair[side], roster, where + "." + side) for side in "ab")
         if not a < b:
             raise Unreadable("%s: a and b must be two seats in ascending id order" % where)
         if pair["rep"] is not None:
@@ -1100,8 +1100,9 @@ def figure_row(key, published, recomputed):
 def compare_seat(seat, card, result, archive):
     """§12: each figure the report or the rules give, then the wealth replay against the archive's
     (§2.3). No figure is None: one missing differs."""
+    replay = result["replay"]
     published = dict(card["published"], **{"wealth replay": seat["wealth"]})
-    mine = dict(result["figures"], **{"wealth replay": result["replay"]})
+    mine = dict(result["figures"], **{"wealth replay": replay})
     rows = [
         figure_row(
             {"match": archive["id"], "seat": seat["id"], "figure": name},
@@ -1113,15 +1114,15 @@ def compare_seat(seat, card, result, archive):
     ]  # coverage where published
     row = rows[-1]
     corrected = result["replayWithoutErrata"]
-    if corrected not in (None, result["replay"]):  # the errata's events move this seat's wealth
+    if corrected not in (None, replay):  # the errata's events move this seat's wealth
         row.update(
-            asLogged=result["replay"],
+            asLogged=replay,
             withoutErrata=corrected,
             errata=[e["id"] for e in archive["errata"] if e["events"]],
         )
         if not row["same"] and corrected == seat["wealth"]:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
-    elif not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]:
+    elif not row["same"] and not archive["events"] and replay < seat["wealth"]:
         # structures only add value: an inventory worth less is not compared
         row.update(
             same=None,
@@ -1339,7 +1340,7 @@ def seat_notes(seat, rows):
         if row.get("uncounted"):
             lines.append("%(label)s not compared: %(uncounted)s" % t)
     notes = ["counters not recorded"] * bool(seat["notRecorded"] and not rows) + seat["notes"]
-    return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(map(text, notes)))] * bool(notes)
+    return lines + [text(seat["agentId"]) + ": " + "; ".join(map(text, notes))] * bool(notes)
 
 
 def summary(results, failures):
@@ -1424,7 +1425,7 @@ class Match:
         """(raw, the name an error gives it) of export page `number`."""
         if number == 1 and "playing.json" in self.files:
             raw, name = self.file("playing.json", "export page 1")
-            raise Unreadable("%s: %s" % (name, failure_text(409, raw, "")))
+            raise Unreadable(name + ": " + failure_text(409, raw, ""))
         name = "export/%d.json" % number
         if self.folder and self.about is None and name not in self.files:
             count = parse_json(self.files["export/1.json"], "export/1.json").get("pageCount")
@@ -1563,23 +1564,20 @@ def parse_args(argv):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Recompute a daishi.ai match's published scores from its public record.",
     )
-    parser.add_argument(
+    add = parser.add_argument
+    add(
         "matches",
         nargs="+",
         metavar="MATCH",
         help="a match id (m_ + 12 hex digits), a match address "
         "(https://daishi.ai/matches/m_...), or a folder of saved copies",
     )
-    parser.add_argument(
-        "--base", help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE
-    )
-    parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this version")
-    parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<id>/")
-    parser.add_argument(
-        "--against", metavar="OLD", help="compare what is read with a copy saved earlier"
-    )
-    parser.add_argument("--all", action="store_true", help="every figure on its own row")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add("--base", help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE)
+    add("--rubric", choices=RUBRICS, help="read the report under this version")
+    add("--save", metavar="DIR", help="keep what was downloaded in DIR/<id>/")
+    add("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
+    add("--all", action="store_true", help="every figure on its own row")
+    add("--json", action="store_true", help="print one JSON document")
     if argv[-2:-1] == ["--save"] and MATCH_ID.match(argv[-1]):  # the folder left out
         raise Usage("--save takes a folder: --save DIR %s (see recompute.py --help)" % argv[-1])
     args = parser.parse_args(argv)
