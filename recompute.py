@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2013), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2010), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2460), in the shared block: only under
+- The one function that writes files: keep (line 2457), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -919,7 +919,7 @@ def event_fault(events, seq, tick, log, groups):
         )
     if not fits(kinds, "text"):
         return "type", "expected a string, got %s" % shown(first.get("type"))
-    lists = {kind: [] for kind in dict.fromkeys(kinds)}
+    lists = defaultdict(list)  # the types in the order they first appear
     any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list
     for kind, group in lists.items():
         cols = {}
@@ -932,14 +932,12 @@ def event_fault(events, seq, tick, log, groups):
                     "got " + shown(first[key]) if key in first else "missing",
                 )
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        if kind not in groups:
-            continue
-        cols = groups[kind][1]
-        if any(map(eq, cols["from"], cols["to"])):
-            return "", "a trade's from and to are the same seat"
-        if cols["agentId"] != cols[side]:
-            return "agentId", "expected the trade's %s on %s" % (side, kind)
-    return None
+        if kind in groups:
+            cols = groups[kind][1]
+            if any(map(eq, cols["from"], cols["to"])):
+                return "", "a trade's from and to are the same seat"
+            if cols["agentId"] != cols[side]:
+                return "agentId", "expected the trade's %s on %s" % (side, kind)
 
 
 def integers(values):
@@ -1296,8 +1294,9 @@ def print_audit(result, out, rows=False, batch=False):
         not result["errata"]
     )
     for e in result["errata"]:
-        seqs = ", ".join(map(str, e["events"][:8])) + " ... (%d events)" % len(e["events"]) * (
-            len(e["events"]) > 8
+        events = e["events"]
+        seqs = ", ".join(map(str, events[:8])) + " ... (%d events)" % len(events) * (
+            len(events) > 8
         )
         lines += [
             "erratum %(id)s: %(title)s" % texts(e),
@@ -1604,7 +1603,7 @@ def against_copy(args):
     """--against OLD: the copy it names, whole and verified, of a like kind, or refused."""
     folder = args.against
     if folder is None:
-        return None
+        return
     if not isdir(folder) or folder_holds(folder) != "match":
         raise Usage(
             "--against compares one match with one saved copy (a folder holding export/ "
@@ -1773,11 +1772,9 @@ def saved_folders(target, args):
 
 def not_a_target(target):
     """Why an argument names no match, in the words that fix it."""
-    if MATCH_ID.match(target.lower()):
-        return "%s is not a match id: the hex digits are lowercase (%s)" % (
-            text(target),
-            target.lower(),
-        )
+    lower = target.lower()
+    if MATCH_ID.match(lower):
+        return "%s is not a match id: the hex digits are lowercase (%s)" % (text(target), lower)
     if target.startswith((os.sep, ".", "~")) or os.sep in target and isdir(os.path.dirname(target)):
         return "%s: no such folder" % text(target)
     return (
