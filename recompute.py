@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2010), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2007), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2457), in the shared block: only under
+- The one function that writes files: keep (line 2454), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -560,8 +560,12 @@ def ledger_checks(block, ledger):
 
 # --- reading records
 def shown(value):
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    """A value of a record in an error: as JSON writes it (a float as its repr), cut at 40."""
+    return cut(repr(value) if isinstance(value, float) else json.dumps(value), 40)
+
+
+def cut(s, width):
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 # rubric.md §11: each form of a field: its words in an error, its values' types.
@@ -1050,27 +1054,24 @@ FIGURE_ORDER = (
     "achievements mapCoverage indexWealth indexReputation circularReputation circularEstimated"
 ).split()
 # The decimals each figure is published to: a difference is counted in units of the last (rank: 0).
-PLACES = dict(
-    dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1),
-    wealth=2,
-    mapCoverage=3,
-    indexWealth=3,
-    indexReputation=3,
-    circularReputation=3,
-    **{"wealth replay": 2},
-)
-COLUMNS = dict(
-    survival="survive",
-    adaptation="adapt",
-    competitiveness="compete",
-    fitnessIndex="index",
-    mapCoverage="coverage",
-    indexWealth="idxWealth",
-    indexReputation="idxRep",
-    circularReputation="circular",
-    circularEstimated="estimated",
-    **{"wealth replay": "replay"},
-)
+PLACES = {
+    **dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1),
+    "wealth": 2,
+    "wealth replay": 2,
+    **dict.fromkeys("mapCoverage indexWealth indexReputation circularReputation".split(), 3),
+}
+COLUMNS = {
+    "survival": "survive",
+    "adaptation": "adapt",
+    "competitiveness": "compete",
+    "fitnessIndex": "index",
+    "mapCoverage": "coverage",
+    "indexWealth": "idxWealth",
+    "indexReputation": "idxRep",
+    "circularReputation": "circular",
+    "circularEstimated": "estimated",
+    "wealth replay": "replay",
+}
 
 
 def figure_row(key, published, recomputed):
@@ -1191,10 +1192,6 @@ def text(value):
     if isinstance(value, list):
         return ",".join(text(v) for v in value) if value else "-"
     return repr(value) if isinstance(value, float) else one_line(str(value))
-
-
-def cut(s, width):
-    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 def put(w, line):
@@ -1715,8 +1712,8 @@ def sources_for(target, args):
         return saved_folders(target, args)
     if not address and not MATCH_ID.match(target):
         raise Unreadable(not_a_target(target))
-    query = re.search(r"[?&]rubric=([^&#]*)", target)
-    if address and query:
+    query = re.search(r"[?&]rubric=([^&#]*)", target)  # a match id holds none
+    if query:
         raise Usage(
             "%s: an address's ?rubric= is not read: give --rubric %s"
             % (text(target), text(query.group(1)))
