@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2007), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2009), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2454), in the shared block: only under
+- The one function that writes files: keep (line 2456), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -1534,7 +1534,7 @@ def folder_holds(path):
         return "study"
     if SAVED in names:
         return "match"  # a copy cut short: read, to say so
-    return "matches" if [n for n in names if MATCH_ID.match(n)] else None
+    return "matches" if any(map(MATCH_ID.match, names)) else None
 
 
 # ------------------------------------------------------------------ --against
@@ -1697,11 +1697,12 @@ def sources_for(target, args):
     """(label, how to gather it, its key) per match a target names: a saved folder or a folder
     of them, a match id or address."""
     address = ADDRESS.match(target)
+    shown_as = text(target)  # as errors print it
     is_folder = isdir(target)
     if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
         raise Usage(
             "%s is a study, not a match: audit it end to end with recompute_study.py %s --matches"
-            % (text(target), text(target))
+            % (shown_as, shown_as)
         )
     if is_folder and MATCH_ID.match(target):
         raise Usage(
@@ -1716,12 +1717,12 @@ def sources_for(target, args):
     if query:
         raise Usage(
             "%s: an address's ?rubric= is not read: give --rubric %s"
-            % (text(target), text(query.group(1)))
+            % (shown_as, text(query.group(1)))
         )
     if address and args.named == "--base":
         raise Usage(
             "%s: --base names the server for a match id, and an address names its own: "
-            "give one or the other" % text(target)
+            "give one or the other" % shown_as
         )
     base, mid, named = (
         (*address.groups(), "the address") if address else (args.base, target, args.named)
@@ -1823,8 +1824,9 @@ def print_matches(args, results, failures, status, batch, old, count, changes):
         ):
             put(w, line)
         print_audit(result, sys.stdout, args.all, batch)
-    for f in [f for f in failures if f["exit"] == 1]:  # a copy not as saved: nothing else shown
-        put(w, "check FAILS: %s" % f["error"])
+    for f in failures:
+        if f["exit"] == 1:  # a copy not as saved: nothing else shown
+            put(w, "check FAILS: %s" % f["error"])
     if batch:
         lines = (SUMMARY % dict(totals, notRead=len(totals["unreadable"]))).split("\n")
         for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
