@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2009), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2010), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2456), in the shared block: only under
+- The one function that writes files: keep (line 2457), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -1039,7 +1039,8 @@ def read_match(source, version):
             faults.append((stage, err))
     if faults:  # the earliest stage's first
         raise min(faults, key=itemgetter(0))[1]
-    archive["events"], (raw, name) = archive["log"]["seq"] - 1, source.report(version)
+    archive["events"] = archive["log"]["seq"] - 1
+    raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] not in (None, mid):
         raise Unreadable(
