@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2037), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2010), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2485), in the shared block: only under
+- The one function that writes files: keep (line 2458), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -36,16 +36,21 @@ import os, signal, sys
 
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, base64, errno, functools, gc, hashlib, http.client, json, math, re
+import argparse, base64, errno, gc, hashlib, http.client, json, math, re
 import shutil, socket, ssl, stat, tempfile, threading, time, urllib.error, urllib.parse
 import urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from functools import partial
 from itertools import chain
 from operator import eq, itemgetter
+from os.path import isdir, join, lexists
 
 # --- constants
-SCRIPT, VERSION, KIND = "recompute.py", "3.1", "match"  # in User-Agent, saved.json, errors
+# in User-Agent, saved.json, errors:
+SCRIPT = "recompute.py"
+VERSION = "3.1"
+KIND = "match"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # in order: a later version is the greater text
 EXACT_INTEGERS = 2**53  # beyond this an integer is no exact double: not a number we read
@@ -124,18 +129,19 @@ def replay_structures(events, end, skipped, notes):
         if structure and structure["crumbles"] <= tick:
             structure = None  # gone, with its contents
         if kind == "build":
-            if event["structure"] not in STRUCTURES:
+            name = event["structure"]
+            if name not in STRUCTURES:
                 notes.add(
                     "a build of %r (seq %d), not a structure of the rubric, changes nothing"
-                    % (event["structure"], event["seq"])
+                    % (name, event["seq"])
                 )
             elif not structure:
                 structure = standing[sid] = {
                     "id": sid,
-                    "kind": event["structure"],
+                    "kind": name,
                     "contents": {},
                     "owner": event["agentId"],
-                    "crumbles": tick + STRUCTURES[event["structure"]][0],
+                    "crumbles": tick + STRUCTURES[name][0],
                 }
                 built.append(structure)
         elif structure and kind == "repair":  # 25 hp, up to its max
@@ -443,9 +449,11 @@ def recompute(archive, report):
     results = []
     reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
-        sid, (wealth, rep), (circular, estimated) = seat["id"], stocks[i], circulars[i]
+        sid = seat["id"]
+        wealth, rep = stocks[i]
+        circular, estimated = circulars[i]
 
-        r = functools.partial(rate, seat=seat, match_rounds=rounds, rubric=rubric)  # §3.2
+        r = partial(rate, seat=seat, match_rounds=rounds, rubric=rubric)  # §3.2
 
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
         commons = ledger["commons"].get(sid, 0) if ledger else 0
@@ -539,11 +547,10 @@ def ledger_checks(block, ledger):
         if not (mine and theirs):
             out.append(check(name, *("present" if pair else "absent" for pair in (theirs, mine))))
             continue
-        out += [check("%s.%s" % (name, f), theirs[f], mine[f]) for f in ("trades", "netShare")]
+        out += [check(name + "." + f, theirs[f], mine[f]) for f in ("trades", "netShare")]
         if theirs["rep"] is not None:
             out += [
-                check("%s.rep.%s" % (name, side), theirs["rep"][side], mine["rep"][side])
-                for side in key
+                check(name + ".rep." + side, theirs["rep"][side], mine["rep"][side]) for side in key
             ]
     return out + [
         check("ledger commons.%s" % sid, block["commons"].get(sid, 0), share)
@@ -553,8 +560,12 @@ def ledger_checks(block, ledger):
 
 # --- reading records
 def shown(value):
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    """A value of a record in an error: as JSON writes it (a float as its repr), cut at 40."""
+    return cut(repr(value) if isinstance(value, float) else json.dumps(value), 40)
+
+
+def cut(s, width):
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 # rubric.md §11: each form of a field: its words in an error, its values' types.
@@ -614,20 +625,18 @@ def get(obj, key, form, at, default=REQUIRED):
     if "." in key:
         outer, key = key.rsplit(".", 1)
         obj = get(obj, outer, "object", at)
-        at = "%s.%s" % (at, outer)
+        at = at + "." + outer
     if default is not REQUIRED and isinstance(obj, dict) and obj.get(key, default) is default:
         return default
-    return checked(field(obj, key, at), form, "%s.%s" % (at, key))
+    return checked(field(obj, key, at), form, at + "." + key)
 
 
 def field_table(table):
     """{part: its fields, in the order checked} from `part [part ...]: key:form ...;` entries, each
-    field key:form then *form: each element's form; ?: may be absent or null (None); =JSON: the
-    default."""
+    field key:form then *form: each element's form; =JSON: the default where absent (=null: or
+    null, None)."""
     return {
-        part: [
-            re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(\?|=.+)?", f).groups() for f in spec.split()
-        ]
+        part: [re.fullmatch(r"([\w.]+):(\w+)(?:\*(\w+))?(=.+)?", f).groups() for f in spec.split()]
         for parts, spec in (entry.split(": ") for entry in table.split(";"))
         for part in parts.split()
     }
@@ -636,7 +645,7 @@ def field_table(table):
 # records.md §1.1: the fields read of each part of a record.
 FIELDS = field_table("""
     archive: config.engine_version:text config.map.width:count config.map.height:count
-        startedAtTick:count endedAtTick:count config.rounds:count? agents:list;
+        startedAtTick:count endedAtTick:count config.rounds:count=null agents:list;
     agent: trained:object status:status agentId:text roundsAlive:count wealth:number
         reputation:number aggression:count trained.strength:count trained.vitality:count
         trained.endurance:count inventory:object*count;
@@ -644,7 +653,7 @@ FIELDS = field_table("""
     metrics: gather:count=0 craft:count=0 build:count=0 repair:count=0 move:count=0 train:count=0
         attack:count=0 raid:count=0 trade:count=0 dormant:count=0 awake:count=0 message:count=0
         message_private:count=0 rest:count=0 look:count=0;
-    pair: a:text b:text rep:object? trades:count netShare:number;
+    pair: a:text b:text rep:object=null trades:count netShare:number;
     exploration: visited:count coverage:number;
     erratum: events:list*count id:text agents:list=[] affects:list=[] scoresDepend:flag;
     card: dimensions:object raw:object={} achievements:list*text rank:rank wealth:number status:text
@@ -658,7 +667,7 @@ def fields(obj, part, at):
     """The part's fields of obj, each of its form; the error names the file and field."""
     out = {}
     for key, form, each, default in FIELDS[part]:
-        default = [] if default is None else [None] if default == "?" else [json.loads(default[1:])]
+        default = [json.loads(default[1:])] if default else []
         value = out[key] = get(obj, key, form, at, *default)
         for i, item in (value.items() if form == "object" else enumerate(value)) if each else ():
             checked(item, each, ("%s.%s.%s" if form == "object" else "%s.%s[%d]") % (at, key, i))
@@ -674,19 +683,8 @@ def roster_seat(agent, roster, at):
 def by_seat(block, roster, at):
     """(seat, value, its place) for each entry of an object keyed by seats of the roster."""
     for agent, value in checked(block, "object", at).items():
-        where = "%s.%s" % (at, agent)
+        where = at + "." + agent
         yield roster_seat(agent, roster, where), value, where
-
-
-def read_pages(source):
-    """(number, page, name): page 1, then every page it announces, each checked, one at a time."""
-    first, number = None, 0
-    while number < (first["pageCount"] if first else 1):
-        number += 1
-        raw, name = source.page(number)
-        page = check_page(parse_json(raw, name), number, first, name)
-        first = first or page
-        yield number, page, name
 
 
 def check_page(page, number, first, name):
@@ -700,7 +698,7 @@ def check_page(page, number, first, name):
             % (name, MAX_PAGES, shown(count))
         )
     for key in ("errata", "events"):
-        checked(field(page, key, name), "list", "%s: %s" % (name, key))
+        checked(field(page, key, name), "list", name + ": " + key)
     if (page.get("archive") is None) == (first is None):
         raise Unreadable(
             name + (": archive is on page 1 only" if first else ": page 1 carries no archive")
@@ -740,7 +738,7 @@ def read_archive(page, name, source):
     if len(roster) != len(seats):
         raise Unreadable("%s.agents: an agentId appears twice" % at)
     blocks = {
-        key: None if archive.get(key) is None else read(archive[key], roster, "%s.%s" % (at, key))
+        key: None if archive.get(key) is None else read(archive[key], roster, at + "." + key)
         for key, read in (
             ("metrics", read_metrics),
             ("ledger", read_ledger_block),
@@ -807,7 +805,7 @@ def read_ledger_block(block, roster, at):
     ]
     for i, pair in enumerate(pairs):
         where = "%s.pairs[%d]" % (at, i)
-        a, b = (roster_seat(pair[side], roster, "%s.%s" % (where, side)) for side in "ab")
+        a, b = (roster_seat(pair[side], roster, where + "." + side) for side in "ab")
         if not a < b:
             raise Unreadable("%s: a and b must be two seats in ascending id order" % where)
         if pair["rep"] is not None:
@@ -925,7 +923,7 @@ def event_fault(events, seq, tick, log, groups):
         )
     if not fits(kinds, "text"):
         return "type", "expected a string, got %s" % shown(first.get("type"))
-    lists = {kind: [] for kind in dict.fromkeys(kinds)}
+    lists = defaultdict(list)  # the types in the order they first appear
     any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list
     for kind, group in lists.items():
         cols = {}
@@ -938,14 +936,12 @@ def event_fault(events, seq, tick, log, groups):
                     "got " + shown(first[key]) if key in first else "missing",
                 )
     for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        if kind not in groups:
-            continue
-        cols = groups[kind][1]
-        if any(map(eq, cols["from"], cols["to"])):
-            return "", "a trade's from and to are the same seat"
-        if cols["agentId"] != cols[side]:
-            return "agentId", "expected the trade's %s on %s" % (side, kind)
-    return None
+        if kind in groups:
+            cols = groups[kind][1]
+            if any(map(eq, cols["from"], cols["to"])):
+                return "", "a trade's from and to are the same seat"
+            if cols["agentId"] != cols[side]:
+                return "agentId", "expected the trade's %s on %s" % (side, kind)
 
 
 def integers(values):
@@ -1012,8 +1008,14 @@ def read_match(source, version):
     page is read before an error past a page's own is raised: the first of the earliest stage."""
     faults = []
     archive = None
+    first = None
+    number = 0
     kept = []  # pages kept to the end: one freed midway scatters the next
-    for number, page, name in read_pages(source):
+    while number < (first["pageCount"] if first else 1):  # page 1, then every page it announces
+        number += 1
+        raw, name = source.page(number)
+        page = check_page(parse_json(raw, name), number, first, name)
+        first = first or page
         kept.append(page)
         stage = 1
         try:
@@ -1037,7 +1039,8 @@ def read_match(source, version):
             faults.append((stage, err))
     if faults:  # the earliest stage's first
         raise min(faults, key=itemgetter(0))[1]
-    archive["events"], (raw, name) = archive["log"]["seq"] - 1, source.report(version)
+    archive["events"] = archive["log"]["seq"] - 1
+    raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
     if report["matchId"] not in (None, mid):
         raise Unreadable(
@@ -1052,27 +1055,24 @@ FIGURE_ORDER = (
     "achievements mapCoverage indexWealth indexReputation circularReputation circularEstimated"
 ).split()
 # The decimals each figure is published to: a difference is counted in units of the last (rank: 0).
-PLACES = dict(
-    dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1),
-    wealth=2,
-    mapCoverage=3,
-    indexWealth=3,
-    indexReputation=3,
-    circularReputation=3,
-    **{"wealth replay": 2},
-)
-COLUMNS = dict(
-    survival="survive",
-    adaptation="adapt",
-    competitiveness="compete",
-    fitnessIndex="index",
-    mapCoverage="coverage",
-    indexWealth="idxWealth",
-    indexReputation="idxRep",
-    circularReputation="circular",
-    circularEstimated="estimated",
-    **{"wealth replay": "replay"},
-)
+PLACES = {
+    **dict.fromkeys(DIMENSIONS + ("fitnessIndex",), 1),
+    "wealth": 2,
+    "wealth replay": 2,
+    **dict.fromkeys("mapCoverage indexWealth indexReputation circularReputation".split(), 3),
+}
+COLUMNS = {
+    "survival": "survive",
+    "adaptation": "adapt",
+    "competitiveness": "compete",
+    "fitnessIndex": "index",
+    "mapCoverage": "coverage",
+    "indexWealth": "idxWealth",
+    "indexReputation": "idxRep",
+    "circularReputation": "circular",
+    "circularEstimated": "estimated",
+    "wealth replay": "replay",
+}
 
 
 def figure_row(key, published, recomputed):
@@ -1100,8 +1100,9 @@ def figure_row(key, published, recomputed):
 def compare_seat(seat, card, result, archive):
     """§12: each figure the report or the rules give, then the wealth replay against the archive's
     (§2.3). No figure is None: one missing differs."""
+    replay = result["replay"]
     published = dict(card["published"], **{"wealth replay": seat["wealth"]})
-    mine = dict(result["figures"], **{"wealth replay": result["replay"]})
+    mine = dict(result["figures"], **{"wealth replay": replay})
     rows = [
         figure_row(
             {"match": archive["id"], "seat": seat["id"], "figure": name},
@@ -1113,15 +1114,15 @@ def compare_seat(seat, card, result, archive):
     ]  # coverage where published
     row = rows[-1]
     corrected = result["replayWithoutErrata"]
-    if corrected not in (None, result["replay"]):  # the errata's events move this seat's wealth
+    if corrected not in (None, replay):  # the errata's events move this seat's wealth
         row.update(
-            asLogged=result["replay"],
+            asLogged=replay,
             withoutErrata=corrected,
             errata=[e["id"] for e in archive["errata"] if e["events"]],
         )
         if not row["same"] and corrected == seat["wealth"]:
             row.update(same=True, recomputed=corrected, difference=None, explained=True)
-    elif not row["same"] and not archive["events"] and result["replay"] < seat["wealth"]:
+    elif not row["same"] and not archive["events"] and replay < seat["wealth"]:
         # structures only add value: an inventory worth less is not compared
         row.update(
             same=None,
@@ -1170,10 +1171,7 @@ def audit(archive, report):
         matchId=archive["id"],
         rubric=report["rubric"],
         rubricReason=report["reason"],
-        engine=archive["engine"],
-        rounds=archive["rounds"],
-        events=archive["events"],
-        errata=archive["errata"],
+        **{key: archive[key] for key in ("engine", "rounds", "events", "errata")},
         seats=seats,
         checks=checks,
         notes=notes,
@@ -1188,15 +1186,13 @@ def audit(archive, report):
 
 def text(value):
     """A value as printed; what a record or server sent is escaped to stay on its line."""
-    if value is None or isinstance(value, bool):
-        return {None: "(none)", True: "true", False: "false"}[value]
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, list):
         return ",".join(text(v) for v in value) if value else "-"
     return repr(value) if isinstance(value, float) else one_line(str(value))
-
-
-def cut(s, width):
-    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 def put(w, line):
@@ -1226,7 +1222,8 @@ def print_table(w, seats):
         [c.ljust(max(map(len, col))) for c in col]
         for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols
     ]
-    tables, width = [[first]], terminal_width()
+    tables = [[first]]
+    width = terminal_width()
     for col in cols:
         if len(tables[-1]) > 1 and len("  ".join(c[0] for c in tables[-1] + [col])) > width:
             tables.append([first])
@@ -1250,7 +1247,7 @@ def print_rows(w, seats):
         w("\n")
         put(
             w,
-            "%s  %s  %s" % (text(seat["agentId"]), text(seat["name"]), text(seat["model"]))
+            "  ".join(text(seat[key]) for key in ("agentId", "name", "model"))
             + "  (counters not recorded)" * seat["notRecorded"],
         )
         w(
@@ -1295,13 +1292,13 @@ def print_audit(result, out, rows=False, batch=False):
         not result["errata"]
     )
     for e in result["errata"]:
-        seqs = ", ".join(map(str, e["events"][:8])) + " ... (%d events)" % len(e["events"]) * (
-            len(e["events"]) > 8
+        events = e["events"]
+        seqs = ", ".join(map(str, events[:8])) + " ... (%d events)" % len(events) * (
+            len(events) > 8
         )
         lines += [
             "erratum %(id)s: %(title)s" % texts(e),
-            "  events %s; seats %s; affects %s; "
-            "scores depend on them: %s"
+            "  events %s; seats %s; affects %s; scores depend on them: %s"
             % (seqs, *map(text, (e["agents"], e["affects"], e["scoresDepend"]))),
         ]
     lines.append(
@@ -1315,9 +1312,7 @@ def print_audit(result, out, rows=False, batch=False):
 def seat_notes(seat, rows):
     """Under the table: what differs, what the errata explain, what was not compared."""
     lines = []
-    for row in (
-        row for row in seat["figures"] if row["same"] is not True or "withoutErrata" in row
-    ):
+    for row in seat["figures"]:  # one the same, the errata aside, gives no line
         t = texts(row)
         d = row["difference"]
         if row["same"] is False:
@@ -1342,7 +1337,7 @@ def seat_notes(seat, rows):
         if row.get("uncounted"):
             lines.append("%(label)s not compared: %(uncounted)s" % t)
     notes = ["counters not recorded"] * bool(seat["notRecorded"] and not rows) + seat["notes"]
-    return lines + ["%s: %s" % (text(seat["agentId"]), "; ".join(map(text, notes)))] * bool(notes)
+    return lines + [text(seat["agentId"]) + ": " + "; ".join(map(text, notes))] * bool(notes)
 
 
 def summary(results, failures):
@@ -1398,23 +1393,6 @@ def match_verdict(results, failures, changes, batch):
     )
 
 
-def print_summary(s, failures, out):
-    lines = (
-        (
-            "\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
-            "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
-            "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
-            "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
-            "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
-            "figures same %(figuresSame)d of %(figuresCompared)d; "
-            "checks agree %(checksAgree)d of %(checksMade)d"
-        )
-        % dict(s, notRead=len(s["unreadable"]))
-    ).split("\n")
-    for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
-        put(out.write, line)  # each fits the terminal
-
-
 # ------------------------------------------------------------------ gather a match
 # A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
 # under --rubric V), playing.json (the platform's 409 while the match is still playing).
@@ -1434,14 +1412,17 @@ class Match:
     copy's saved.json (None when downloaded, or saved without one)."""
 
     def __init__(self, match_id, files, origin, about=None, folder=None):
-        self.match_id, self.files, self.origin = match_id, files, origin
-        self.about, self.folder = about, folder
+        self.match_id = match_id
+        self.files = files
+        self.origin = origin
+        self.about = about
+        self.folder = folder
 
     def page(self, number):
         """(raw, the name an error gives it) of export page `number`."""
         if number == 1 and "playing.json" in self.files:
             raw, name = self.file("playing.json", "export page 1")
-            raise Unreadable("%s: %s" % (name, failure_text(409, raw, "")))
+            raise Unreadable(name + ": " + failure_text(409, raw, ""))
         name = "export/%d.json" % number
         if self.folder and self.about is None and name not in self.files:
             count = parse_json(self.files["export/1.json"], "export/1.json").get("pageCount")
@@ -1457,7 +1438,7 @@ class Match:
     def file(self, name, what):
         if self.folder is None:
             return self.files[name], what
-        path = os.path.join(self.folder, *name.split("/"))
+        path = join(self.folder, *name.split("/"))
         if name in self.files:
             return self.files[name], path
         if self.about is None:
@@ -1479,15 +1460,19 @@ def download(net, base, named, match_id, rubrics=(None,), tell=True):
     """Gather a match from the platform: export page 1, every page it announces, and the report
     under each of `rubrics` (None: its own); a match still playing, as the platform's 409
     (playing.json)."""
-    api, files, size = base + "/api/matches/" + match_id, {}, 0
+    api = base + "/api/matches/" + match_id
+    files = {}
+    size = 0
     try:
         files["export/1.json"] = net.get(api + "/export?page=1", "export page 1", named)
     except Unreadable as err:
         if getattr(err, "status", None) != 409:
             raise
         return Match(match_id, {"playing.json": err.body}, api)
-    count = pages_announced(files["export/1.json"])
-    if count is None:  # page 1 is not one the reader takes: it says why, and nothing more is asked
+    try:  # the pages page 1 announces, as check_page reads it
+        page = parse_json(files["export/1.json"], "export page 1")
+        count = check_page(page, 1, None, "export page 1")["pageCount"]
+    except Unreadable:  # page 1 is not one the reader takes: it says why, nothing more is asked
         return Match(match_id, files, api)
     for number in range(2, count + 1):
         if tell:
@@ -1517,34 +1502,23 @@ def report_file(version):
     return "report/%s.json" % version, "report (rubric %s)" % version
 
 
-def pages_announced(raw):
-    """The pages page 1 announces, or None where page 1 is not one the reader takes (as
-    check_page reads it): then reading says what is wrong with it."""
-    try:
-        return check_page(parse_json(raw, "export page 1"), 1, None, "export page 1")["pageCount"]
-    except Unreadable:
-        return None
-
-
 def saved_match(folder, rubric=None):
     """Gather a match from a folder --save wrote: every file its saved.json lists, each checked
     against its sha256 (Altered where one is not as saved); without saved.json, the pages and
     the report (under `rubric`) there, said to be unverified."""
     about, files = read_copy(folder, "match", MATCH_FILE)
-    if (
-        about is not None
-        and not MATCH_ID.match(about["id"])
-        or (about or {}).get("rubric") not in (None, *RUBRICS)
+    if about is not None and (
+        not MATCH_ID.match(about["id"]) or about.get("rubric") not in (None, *RUBRICS)
     ):
         raise Unreadable(
             "%s: id %s or rubric %s is not of its form"
-            % (os.path.join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric")))
+            % (join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric")))
         )
-    pages = os.path.join(folder, "export")
-    names = ["export/" + n for n in sorted(os.listdir(pages))] if os.path.isdir(pages) else []
+    pages = join(folder, "export")
+    names = ["export/" + n for n in sorted(os.listdir(pages))] if isdir(pages) else []
     for name in names + [report_file(rubric)[0], "playing.json"] if about is None else ():
-        path = os.path.join(folder, *name.split("/"))
-        if re.fullmatch(MATCH_FILE, name) and os.path.lexists(path):
+        path = join(folder, *name.split("/"))
+        if re.fullmatch(MATCH_FILE, name) and lexists(path):
             files[name] = read_file(path, folder)
     return Match(about and about["id"], files, folder, about, folder)
 
@@ -1561,7 +1535,7 @@ def folder_holds(path):
         return "study"
     if SAVED in names:
         return "match"  # a copy cut short: read, to say so
-    return "matches" if [n for n in names if MATCH_ID.match(n)] else None
+    return "matches" if any(map(MATCH_ID.match, names)) else None
 
 
 # ------------------------------------------------------------------ --against
@@ -1587,24 +1561,20 @@ def parse_args(argv):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Recompute a daishi.ai match's published scores from its public record.",
     )
-    parser.add_argument(
+    add = parser.add_argument
+    add(
         "matches",
         nargs="+",
         metavar="MATCH",
-        help="a match id (m_ + 12 hex "
-        "digits), a match address (https://daishi.ai/matches/m_...), or a folder "
-        "of saved copies",
+        help="a match id (m_ + 12 hex digits), a match address "
+        "(https://daishi.ai/matches/m_...), or a folder of saved copies",
     )
-    parser.add_argument(
-        "--base", help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE
-    )
-    parser.add_argument("--rubric", choices=RUBRICS, help="read the report under this version")
-    parser.add_argument("--save", metavar="DIR", help="keep what was downloaded in DIR/<id>/")
-    parser.add_argument(
-        "--against", metavar="OLD", help="compare what is read with a copy saved earlier"
-    )
-    parser.add_argument("--all", action="store_true", help="every figure on its own row")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add("--base", help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE)
+    add("--rubric", choices=RUBRICS, help="read the report under this version")
+    add("--save", metavar="DIR", help="keep what was downloaded in DIR/<id>/")
+    add("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
+    add("--all", action="store_true", help="every figure on its own row")
+    add("--json", action="store_true", help="print one JSON document")
     if argv[-2:-1] == ["--save"] and MATCH_ID.match(argv[-1]):  # the folder left out
         raise Usage("--save takes a folder: --save DIR %s (see recompute.py --help)" % argv[-1])
     args = parser.parse_args(argv)
@@ -1622,80 +1592,87 @@ def main(argv=None):
         return fail(str(err), "--json" in argv, 1 if isinstance(err, Altered) else 2)
     gc.disable()  # records are trees, with no cycles: collecting while a log loads only rescans
     try:
-        return audit_matches(args, args.net, old)
+        return audit_matches(args, old)
     finally:
         gc.enable()
 
 
 def against_copy(args):
     """--against OLD: the copy it names, whole and verified, of a like kind, or refused."""
-    if args.against is None:
-        return None
-    if not os.path.isdir(args.against) or folder_holds(args.against) != "match":
+    folder = args.against
+    if folder is None:
+        return
+    if not isdir(folder) or folder_holds(folder) != "match":
         raise Usage(
             "--against compares one match with one saved copy (a folder holding export/ "
-            "and report.json): %s" % text(args.against)
+            "and report.json): %s" % text(folder)
         )
-    if not os.path.lexists(os.path.join(args.against, SAVED)):  # nothing to check its files by
-        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % args.against)
+    if not lexists(join(folder, SAVED)):  # nothing to check its files by
+        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % folder)
     try:
-        old = saved_match(args.against)
+        old = saved_match(folder)
     except Altered as err:
-        raise Altered("--against %s: %s" % (args.against, err))
+        raise Altered("--against %s: %s" % (folder, err))
     except Unreadable as err:
         raise Unreadable("--against: %s" % err)
-    if args.rubric not in (None, old.about["rubric"]):
+    rubric = old.about["rubric"]
+    if args.rubric not in (None, rubric):
         raise Usage(
             "--against %s holds the report under %s: compare like with like, with "
-            "--rubric %s or none"
-            % (
-                args.against,
-                old.about["rubric"] or "its own rubric",
-                old.about["rubric"] or "left out",
-            )
+            "--rubric %s or none" % (folder, rubric or "its own rubric", rubric or "left out")
         )
-    args.rubric = old.about["rubric"]
+    args.rubric = rubric
     return old
 
 
-def audit_matches(args, net, old):
-    """Each match the arguments name; with --against, the one match against its saved copy."""
-    results, failures, sources = [], [], []
+def audit_matches(args, old):
+    """Each match the arguments name, once however often it is named (a download by its server
+    and id, a copy by its folder); with --against, the one match against its saved copy."""
+    results = []
+    failures = []
+    sources = []
     for target in args.matches:
         try:
-            sources += sources_for(target, args, net)
+            sources += sources_for(target, args)
         except Unreadable as err:
             failures.append(failure(target, err))
     batch = len(sources) + len(failures) > 1
-    if old is not None and batch:
+    if old and batch:
         return fail(
             "--against compares one match with one saved copy: %s"
             % " ".join(text(t) for t in args.matches),
             args.json,
         )
-    count, changes = 0, []
-    for label, gather, _ in once(sources):
+    count = 0
+    changes = []
+    seen = set()
+    for label, gather, key in sources:
+        if key in seen:
+            continue
+        seen.add(key)
         try:
             match = gather()
             try:
-                result = audit_one(label, match, args)
+                rubric = args.rubric or (match.about or {}).get("rubric")  # else its copy's
+                result = dict(audit(*read_match(match, rubric)), source=label)
+                if match.folder:
+                    result["copy"] = match.line()
             finally:
                 kept = save(args, match)
             if kept:
                 result["kept"] = kept
-            if old is not None and old.match_id != result["matchId"]:
-                return fail(
-                    "--against: %s is a copy of %s, not of %s"
-                    % (args.against, old.match_id, result["matchId"]),
-                    args.json,
-                )
-            if old is not None:
+            if old:
+                if old.match_id != result["matchId"]:
+                    return fail(
+                        "--against: %s is a copy of %s, not of %s"
+                        % (args.against, old.match_id, result["matchId"]),
+                        args.json,
+                    )
                 count, changes = copy_changes(old.files, match.files)
                 result["exit"] = max(result["exit"], 1 if count else 0)
+            results.append(result)
         except Unreadable as err:
             failures.append(failure(label, err))
-            continue
-        results.append(result)
     for f in failures:
         say("recompute.py: " + f["error"])
     status = max([r["exit"] for r in results] + [f["exit"] for f in failures])
@@ -1703,72 +1680,70 @@ def audit_matches(args, net, old):
         line = one_line("recompute.py: " + failures[0]["error"])
         print_json({"script": SCRIPT, "version": VERSION, "exit": status, "error": line})
         return status
-    print_matches(args, results, failures, status, batch, old, (count, changes))
+    print_matches(args, results, failures, status, batch, old, count, changes)
     return status
-
-
-def audit_one(label, match, args):
-    """One match's audit as data, under --rubric, else the rubric its copy was saved under."""
-    rubric = args.rubric or (match.about or {}).get("rubric")
-    result = dict(audit(*read_match(match, rubric)), source=label)
-    if match.folder:
-        result["copy"] = match.line()
-    return result
 
 
 def save(args, match):
     """--save: a downloaded match kept whole in DIR/<id>/, saved.json last."""
-    if not args.save or match is None or match.folder:
+    if not args.save or match.folder:
         return
-    folder = os.path.join(args.save, match.match_id)
+    folder = join(args.save, match.match_id)
     about = {"kind": "match", "id": match.match_id, "address": match.origin, "rubric": args.rubric}
     keep(new_copy(folder), match.files, about, folder)
     return folder
 
 
-def sources_for(target, args, net):
+def sources_for(target, args):
     """(label, how to gather it, its key) per match a target names: a saved folder or a folder
     of them, a match id or address."""
-    address, is_folder = ADDRESS.match(target), os.path.isdir(target)
+    address = ADDRESS.match(target)
+    shown_as = text(target)  # as errors print it
+    is_folder = isdir(target)
     if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
         raise Usage(
-            "%s is a study, not a match: audit it end to end with "
-            "recompute_study.py %s --matches" % (text(target), text(target))
+            "%s is a study, not a match: audit it end to end with recompute_study.py %s --matches"
+            % (shown_as, shown_as)
         )
     if is_folder and MATCH_ID.match(target):
         raise Usage(
-            "%s names both a match and a folder here: give ./%s for the folder, or "
-            "move it" % (target, target)
+            "%s names both a match and a folder here: give ./%s for the folder, or move it"
+            % (target, target)
         )
     if is_folder:
         return saved_folders(target, args)
     if not address and not MATCH_ID.match(target):
         raise Unreadable(not_a_target(target))
-    query = re.search(r"[?&]rubric=([^&#]*)", target)
-    if address and query:
+    query = re.search(r"[?&]rubric=([^&#]*)", target)  # a match id holds none
+    if query:
         raise Usage(
             "%s: an address's ?rubric= is not read: give --rubric %s"
-            % (text(target), text(query.group(1)))
+            % (shown_as, text(query.group(1)))
         )
     if address and args.named == "--base":
         raise Usage(
             "%s: --base names the server for a match id, and an address names its own: "
-            "give one or the other" % text(target)
+            "give one or the other" % shown_as
         )
     base, mid, named = (
         (*address.groups(), "the address") if address else (args.base, target, args.named)
     )
-    copy = os.path.join(args.save or "", mid)
-    if args.save and not os.path.lexists(os.path.join(copy, SAVED)) and os.path.lexists(copy):
-        raise Unreadable(
-            "--save: %s holds a copy with no saved.json, not whole: name another DIR "
-            "or move it aside" % copy
-        )
-    if args.save and os.path.lexists(copy):  # a whole copy kept earlier: read, not downloaded
-        gather = functools.partial(saved_match, inside(copy, args.save), args.rubric)
-        return [(copy, gather, os.path.realpath(copy))]
-    fetch = functools.partial(download, net, base.rstrip("/"), named, mid, (args.rubric,))
+    copy = join(args.save or "", mid)
+    if args.save and lexists(copy):  # a whole copy kept earlier: read, not downloaded
+        if not lexists(join(copy, SAVED)):
+            raise Unreadable(
+                "--save: %s holds a copy with no saved.json, not whole: name another DIR "
+                "or move it aside" % copy
+            )
+        return [saved_source(copy, args.save, args)]
+    fetch = partial(download, args.net, base.rstrip("/"), named, mid, (args.rubric,))
     return [(mid, fetch, (base, mid))]
+
+
+def saved_source(path, folder, args):
+    """A saved copy as a source: (its folder, how to read it, its real path)."""
+    gather = partial(saved_match, inside(path, folder), args.rubric)
+    return path, gather, os.path.realpath(path)
 
 
 def saved_folders(target, args):
@@ -1785,29 +1760,21 @@ def saved_folders(target, args):
             "or folders of them, as --save writes)" % target
         )
     if kind == "match":
-        gather = functools.partial(saved_match, target, args.rubric)
-        return [(target, gather, os.path.realpath(target))]
-    out = []
-    for name in sorted(os.listdir(target)):
-        path = os.path.join(target, name)
-        if os.path.isdir(path) and (MATCH_ID.match(name) or folder_holds(path) == "match"):
-            gather = functools.partial(saved_match, inside(path, target), args.rubric)
-            out.append((path, gather, os.path.realpath(path)))
-    return out
+        return [saved_source(target, target, args)]
+    paths = [join(target, name) for name in sorted(os.listdir(target))]
+    return [
+        saved_source(path, target, args)
+        for path in paths
+        if isdir(path) and (MATCH_ID.match(os.path.basename(path)) or folder_holds(path) == "match")
+    ]
 
 
 def not_a_target(target):
     """Why an argument names no match, in the words that fix it."""
-    if MATCH_ID.match(target.lower()):
-        return "%s is not a match id: the hex digits are lowercase (%s)" % (
-            text(target),
-            target.lower(),
-        )
-    if (
-        target.startswith((os.sep, ".", "~"))
-        or os.sep in target
-        and os.path.isdir(os.path.dirname(target))
-    ):
+    lower = target.lower()
+    if MATCH_ID.match(lower):
+        return "%s is not a match id: the hex digits are lowercase (%s)" % (text(target), lower)
+    if target.startswith((os.sep, ".", "~")) or os.sep in target and isdir(os.path.dirname(target)):
         return "%s: no such folder" % text(target)
     return (
         "%s is neither a match id (m_ and 12 lowercase hex digits), nor a match address "
@@ -1815,12 +1782,24 @@ def not_a_target(target):
     )
 
 
-def print_matches(args, results, failures, status, batch, old, found):
-    totals, (count, changes) = summary(results, failures), found
+# A batch's last lines: the counts `summary` gives, over every match named.
+SUMMARY = (
+    "\n%(matches)d matches: %(read)d read, %(notRead)d could not be read; %(seats)d seats\n"
+    "Fitness Index reproduced for %(fitnessIndexReproduced)d of %(seats)d seats; "
+    "final wealth (published) for %(finalWealthReproduced)d of %(seats)d\n"
+    "wealth replay (inventory and structures) reproduced for %(wealthReplayReproduced)d of "
+    "%(seats)d seats (%(wealthReplayNotCompared)d not compared)\n"
+    "figures same %(figuresSame)d of %(figuresCompared)d; checks agree %(checksAgree)d of "
+    "%(checksMade)d"
+)
+
+
+def print_matches(args, results, failures, status, batch, old, count, changes):
+    totals = summary(results, failures)
     verdict = match_verdict(results, failures, count, batch)
     if args.json:
         doc = {
-            "script": "recompute.py",
+            "script": SCRIPT,
             "version": VERSION,
             "exit": status,
             "summary": totals,
@@ -1828,7 +1807,7 @@ def print_matches(args, results, failures, status, batch, old, found):
             "unreadable": failures,
             "verdict": verdict,
         }
-        if old is not None:
+        if old:
             doc["against"] = {
                 "folder": args.against,
                 "savedAt": old.about["savedAt"],
@@ -1836,31 +1815,25 @@ def print_matches(args, results, failures, status, batch, old, found):
                 "changes": changes,
             }
         return print_json(doc)
+    w = sys.stdout.write
     for i, result in enumerate(results):
-        sys.stdout.write("\n" if i else "")
+        w("\n" if i else "")
         if result.get("kept"):
-            put(sys.stdout.write, "kept in %s" % text(result["kept"]))
+            put(w, "kept in %s" % text(result["kept"]))
         for line in (
             against_lines(args.against, old.about["savedAt"], count, changes) if old else ()
         ):
-            put(sys.stdout.write, line)
+            put(w, line)
         print_audit(result, sys.stdout, args.all, batch)
-    for f in [f for f in failures if f["exit"] == 1]:  # a copy not as saved: nothing else shown
-        put(sys.stdout.write, "check FAILS: %s" % f["error"])
+    for f in failures:
+        if f["exit"] == 1:  # a copy not as saved: nothing else shown
+            put(w, "check FAILS: %s" % f["error"])
     if batch:
-        print_summary(totals, failures, sys.stdout)
+        lines = (SUMMARY % dict(totals, notRead=len(totals["unreadable"]))).split("\n")
+        for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
+            put(w, line)  # each fits the terminal
     if results or status == 1:  # nothing read: the error on stderr is the answer
         print(one_line(verdict, len(verdict)))
-
-
-def once(sources):
-    """Each match once, however often it is named: a download by its server and id, a copy by
-    its folder."""
-    seen = set()
-    for label, gather, key in sources:
-        if key not in seen:
-            seen.add(key)
-            yield label, gather, key
 
 
 def failure(source, err):
