@@ -22,11 +22,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2248), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2221), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2695), in the shared block: only under
+- The one function that writes files: keep (line 2668), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -61,18 +61,12 @@ SEAT_METRICS = dict(
     map_coverage=((0, 1), "higher"),
 )  # range (None: [1, N]), direction
 RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # the rubrics a scorecard may name (rubric.md)
-RHO_RANGE = (
-    1e-100,
-    1e100,
-)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
+# anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
+RHO_RANGE = (1e-100, 1e100)
 SIGN_KEEPING_PLACES = 3  # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-PRINTED_FIGURE = re.compile(
-    r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS
-)  # as §6 prints one: 4 + 3 places
-CORNISH_FISHER_FROM = (
-    10000  # above this many df the t quantile's expansion beats the continued fraction
-)
+PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # §6: 4 + 3 places
+CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the fraction
 MAX_CSV_ROWS = 100000  # in trials.csv or seats.csv
 
 
@@ -92,19 +86,19 @@ def interval(mean, half, bounds):
 
 
 def cluster_interval(units, clusters, scale, q, bounds):
-    """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale, E_g = n·S1_g − n_g·S1."""
+    """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale,
+    E_g = n·S1_g − n_g·S1."""
     n, total, sums, counts = len(units), sum(units), Counter(), Counter(clusters)
     for unit, cluster in zip(units, clusters):
         sums[cluster] += unit  # integers: exact
-    g, squares = (
-        len(sums),
-        sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items()),
-    )
+    squares = sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items())
+    g = len(sums)
     se = math.sqrt(g * squares / ((g - 1) * n**4)) / scale
     return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
 
 
-# The Student t quantile (§4.2): the smaller tail by the incomplete beta, inverted by Newton's method.
+# The Student t quantile (§4.2): the smaller tail by the incomplete beta, inverted by Newton's
+# method.
 def _beta_fraction(a, b, x):
     """F = 1 + e1/(1 + e2/(1 + …)), I_x(a, b) = x^a (1 − x)^b ÷ (a B(a, b) F), by modified Lentz."""
     c, d, f = 1.0, 0.0, 1.0
@@ -186,11 +180,11 @@ class Terms:
         self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
         self.seat_score = self.metric in SEAT_METRICS
         self.arms = sorted({int(row["arm"]) for row in trials})
-        self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
+        self.compared = [arm for arm in self.arms if arm] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
             self.bounds = bounds or (1, max(Counter(map(match_of, seats)).values(), default=1))
-        else:  # the range (None: unbounded) and direction the card declares for a metric not a seat score
+        else:  # the range (None: unbounded) and direction the card declares for another metric
             card, self.direction = reading.get("range"), reading.get("direction")
             if self.direction not in ("higher", "lower"):
                 raise Unreadable(
@@ -199,7 +193,7 @@ class Terms:
                 )
             # (every number read_json passes is finite)
             if card is not None and not (number_pair(card) and card[0] < card[1]):
-                raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
+                raise Unreadable("the card's range %r is not null or [low, high]" % card)
             self.bounds = card and tuple(card)
         low, high = self.bounds or (None, None)
         self.outside = [
@@ -212,17 +206,18 @@ class Terms:
             self.effect, level = reading.get("effect"), first["comparison_level"]
             if self.effect not in ("difference", "log_ratio"):
                 raise Unreadable(
-                    "the card's effect is %r, not difference or log_ratio" % (self.effect,)
+                    "the card's effect is %r, not difference or log_ratio" % self.effect
                 )
             # §4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)
             where = "trials.csv line %d, column comparison_level: " % first["_line"]
-            if not 0 < (float(level) if level else math.nan) < 1:
+            if not 0 < float(level or "nan") < 1:
                 raise Unreadable(where + "%r is not a level between 0 and 1" % level)
-            self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None
-            if self.alpha is not None and not 1 - self.alpha / 2 < 1:
-                raise Unreadable(
-                    where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level
-                )
+            if self.compared:
+                self.alpha = (1 - float(level)) / len(self.compared)
+                if not 1 - self.alpha / 2 < 1:
+                    raise Unreadable(
+                        where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level
+                    )
         # D_t's units; a difference is held within the range's width, a log ratio is not cut
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
         cut = self.bounds and self.effect == "difference"
@@ -318,9 +313,7 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in trial
     order; none where a value is ≤ 0 for a log ratio."""
     result, pairs = Comparison(), arm_pairs(arm, trials_by_trial, terms)
-    if pairs is None:  # a value ≤ 0 for a log ratio
-        result.positive = False
-        return result
+    result.positive = pairs is not None  # None: a value ≤ 0 for a log ratio
     if not pairs:
         return result
     diffs, maps, in_range = zip(*pairs)
@@ -331,7 +324,8 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         result.p, result.p_how = sign_flip_p(diffs, alpha)
     if n < 2:
         return result
-    if terms.rule == "fixed":
+    fixed = terms.rule == "fixed"
+    if fixed:
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     else:  # the asymptotic confidence sequence (Waudby-Smith et al.)
@@ -343,19 +337,13 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         result.map_interval = cluster_interval(
             diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds
         )
-    if withheld is None and (result.p is not None or terms.rule == "anytime"):
-        # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)
-        fixed = [result.bootstrap, result.map_interval] if terms.rule == "fixed" else []
-        sides = {
-            1 if low > 0 else -1 if high < 0 else 0
-            for low, high in filter(None, [result.interval] + fixed)
-        }
+    if withheld is None and (result.p is not None or not fixed):
+        # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed,
+        # p ≤ α)
+        ends = filter(None, [result.interval] + [result.bootstrap, result.map_interval] * fixed)
+        sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in ends}
         result.verdict = "inconclusive"
-        if (
-            len(sides) == 1
-            and 0 not in sides
-            and (terms.rule == "anytime" or result.p <= Fraction(alpha))
-        ):
+        if sides in ({1}, {-1}) and (not fixed or result.p <= Fraction(alpha)):
             result.verdict = (
                 "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
             )
@@ -484,16 +472,13 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
     """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
     if page is None and value is None:
         return
-    label, ours = (
-        "%s: %s" % (name, key["figure"]),
-        None if value is None else printer(value, places),
-    )
+    label = "%s: %s" % (name, key["figure"])
+    ours = None if value is None else printer(value, places)
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
-    wanted = (
-        len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted
-    )  # 0, or tiny
+    if shown == wanted and not page.strip("0."):  # 0, or tiny
+        wanted = len(ours.partition(".")[2])
     if shown != wanted:
         reason = "printed at %d places; §6 prints %d" % (shown, wanted)
         return result.figure(key, label, page, ours, False, reason=reason)
@@ -508,23 +493,17 @@ def figure_rows(result, key, name, page, rows):
         if places is None:
             if shown is None and ours is None:
                 continue
-            same = ours is not None and type(shown) is type(ours) and shown == ours
-            difference = ours - shown if type(ours) is int and type(shown) is int else None
+            same = type(shown) is type(ours) and shown == ours  # (both None: skipped above)
+            difference = ours - shown if type(ours) is type(shown) is int else None
             result.figure(
                 dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference
             )
         elif figure in ("interval", "map interval", "bootstrap"):
             ends = shown if isinstance(shown, list) and len(shown) == 2 else [shown, shown]
-            for end, label in ((0, "low"), (1, "high")):
-                decimal_figure(
-                    result,
-                    dict(key, figure=figure + " " + label),
-                    name,
-                    ends[end],
-                    None if ours is None else ours[end],
-                    places,
-                    *how,
-                )
+            for end, label in enumerate(("low", "high")):
+                figure_key = dict(key, figure=figure + " " + label)
+                ours_end = None if ours is None else ours[end]
+                decimal_figure(result, figure_key, name, ends[end], ours_end, places, *how)
         else:
             decimal_figure(result, dict(key, figure=figure), name, shown, ours, places, *how)
 
@@ -550,10 +529,9 @@ def comparison_figures(result, arm, label, ours, page, terms):
         ]
         + [("verdict", ours.verdict, None)] * (withheld is None),
     )
-    for figure in (
-        f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"
-    ):
-        figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
+    for figure in result.figures[start:]:
+        if figure["key"]["figure"] == "p" and ours.p_how == "bound":
+            figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
         result.checks.append(
             ("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
@@ -775,7 +753,9 @@ def page_checks(trials, seats, reading, terms):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
     are the files'; 20-23: its metric, stoppingRule, comparisonLevel and rubric are the files';
     24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
-    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    counts = reading.get("counts")
+    if not isinstance(counts, dict):
+        counts = {}
     pairs, first = list(first_pairs(trials).values()), trials[0]
     files = {
         "trials": len(pairs),
@@ -797,15 +777,13 @@ def page_checks(trials, seats, reading, terms):
         for f, value in ours
     ]
     # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
-    same = (
-        page is None
-        and level is None
-        or isinstance(page, str)
-        and level is not None
-        and (DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(level))
+    same = page == level or (
+        isinstance(page, str)
+        and level
+        and DECIMAL_TEXT.fullmatch(page)
+        and Decimal(page) == Decimal(level)
     )
-    fault = versus(page, None, same, level)
-    checks.insert(-1, ("the page's comparisonLevel is the files'", fault))
+    checks.insert(-1, ("the page's comparisonLevel is the files'", versus(page, None, same, level)))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
@@ -834,10 +812,9 @@ def recompute_reading(study_id, trials, seats, reading, rho):
         SEAT_SCORES,
         "which trials played whole (whole_trial), the seats the model table reads",
     ]
-    if terms.compared:
-        result.trust.append(
-            "which pairs each comparison read (pair, in_comparison): the page's own account"
-        )
+    result.trust += [
+        "which pairs each comparison read (pair, in_comparison): the page's own account"
+    ] * bool(terms.compared)
     for arm in terms.compared:
         page = pages.get(arm, {})
         withheld = page.get("withheld")
@@ -876,15 +853,11 @@ def value_figures(result, trials, seats, terms):
         if seat["focal"] == "true":
             focal.setdefault(match_of(seat), []).append(seat)
     for row in (row for row in trials if terms.seat_score and row["value"]):
-        ours, page = (
-            value_from_seats(focal.get(match_of(row)), terms.metric),
-            exact_units(row["value"], 3),
-        )
-        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
-        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
+        ours = value_from_seats(focal.get(match_of(row)), terms.metric)
+        page = exact_units(row["value"], 3)
         result.figure(
-            key,
-            label,
+            {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
+            "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
             thousandths(page),
             thousandths(ours),
             ours == page,
