@@ -22,11 +22,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2221), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2215), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2668), in the shared block: only under
+- The one function that writes files: keep (line 2662), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -899,59 +899,56 @@ def by_trial(seats):
     return seats_of
 
 
-def tie_rows(name, rows, views):
-    """Each field of the rows that differs from its record (views: each row's parts of the record);
+def tie_row(name, row, view):
+    """Each field of a row that differs from its record (view: the row's parts of the record);
     records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
     out = []
-    for row, view in zip(rows, views):
-        for column, part, key in (tied for tied in TIED[name] if tied[1] in view):
-            value, record = row[column], view[part].get(key)
-            if record is None:
-                same = value == ""
-            elif column in TEXT_COLUMNS:
-                same = value == record
-            else:
-                same = (
-                    value != ""
-                    and type(record) in (int, float)
-                    and (Decimal(value) == Decimal(repr(record)))
-                )
-            if not same:
-                out.append(
-                    {
-                        "file": name,
-                        "line": row["_line"],
-                        "trial": int(row["trial"]),
-                        "arm": int(row["arm"]),
-                        "seat": int(row["seat"]) if name == "seats.csv" else None,
-                        "column": column,
-                        "value": row[column],
-                        "record": _shown(record),
-                        "source": "report" if part in ("card", "default", "focal") else "archive",
-                    }
-                )
+    for column, part, key in (tied for tied in TIED[name] if tied[1] in view):
+        value, record = row[column], view[part].get(key)
+        if record is None:
+            same = value == ""
+        elif column in TEXT_COLUMNS:
+            same = value == record
+        else:
+            same = (
+                value != ""
+                and type(record) in (int, float)
+                and Decimal(value) == Decimal(repr(record))
+            )
+        if not same:
+            out.append(
+                {
+                    "file": name,
+                    "line": row["_line"],
+                    "trial": int(row["trial"]),
+                    "arm": int(row["arm"]),
+                    "seat": int(row["seat"]) if name == "seats.csv" else None,
+                    "column": column,
+                    "value": row[column],
+                    "record": _shown(record),
+                    "source": "report" if part in ("card", "default", "focal") else "archive",
+                }
+            )
     return out
 
 
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
-    rows = [(n, r) for n, s in enumerate(full["seats"], 1) for r in s["figures"]]
     brief = {
         k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()
     }
-    brief.update(
-        checksFailed=[c for c in full["checks"] if not c["agrees"]],
-        differs=[
-            {
-                "seat": n,
-                "figure": r["key"]["figure"],
-                "published": r["published"],
-                "recomputed": r["recomputed"],
-            }
-            for n, r in rows
-            if r["same"] is False
-        ],
-    )
+    brief["checksFailed"] = [c for c in full["checks"] if not c["agrees"]]
+    brief["differs"] = [
+        {
+            "seat": n,
+            "figure": r["key"]["figure"],
+            "published": r["published"],
+            "recomputed": r["recomputed"],
+        }
+        for n, s in enumerate(full["seats"], 1)
+        for r in s["figures"]
+        if r["same"] is False
+    ]
     if full["exit"]:
         text = io.StringIO()
         rc.print_audit(full, text)
@@ -971,7 +968,7 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
     named = [v for v in versions if v is not None] or [None]
     audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
     agents, metrics, seats_of = archive["seats"], archive["metrics"] or {}, by_trial(seats)
-    roster, trial_views, seat_views, faults = list(range(1, len(agents) + 1)), [], [], []
+    roster, differences, faults = list(range(1, len(agents) + 1)), [], []
     key = {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
     for row in trials:
         seated = seats_of.get((row["trial"], row["arm"]), [])
@@ -990,28 +987,25 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
             focal = [
                 cards[n - 1]["published"].get(key)
                 for n, s in zip(numbers, seated)
-                if 1 <= n <= len(agents) and s["focal"] == "true"
+                if n in roster and s["focal"] == "true"
             ]
             view["focal"] = {
                 "value": None
                 if not focal or None in focal
                 else rc.hu(rc.running_sum(focal) / len(focal), 3)
             }
-        trial_views.append(view)
-    in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(agents)]
+        differences += tie_row("trials.csv", row, view)
+    in_roster = [s for s in seats if int(s["seat"]) in roster]
     for seat in in_roster:
         agent = agents[int(seat["seat"]) - 1]
         entry = metrics.get(agent["id"]) or {}
-        counts = {name: entry[name] for name in entry.get("seen", ())}
-        if entry.get("seen", set()) & {"message", "message_private"}:
+        seen = entry.get("seen", set())
+        counts = {name: entry[name] for name in seen}
+        if seen & {"message", "message_private"}:
             counts["messages"] = entry["message"] + entry["message_private"]
         card = reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]
-        seat_views.append(
-            {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card}
-        )
-    differences = tie_rows("trials.csv", trials, trial_views) + tie_rows(
-        "seats.csv", in_roster, seat_views
-    )
+        view = {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card}
+        differences += tie_row("seats.csv", seat, view)
     return {
         "audits": audits,
         "differences": differences,
