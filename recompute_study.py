@@ -22,11 +22,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2215), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2203), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2662), in the shared block: only under
+- The one function that writes files: keep (line 2650), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -53,7 +53,7 @@ SCRIPT, VERSION, KIND = "recompute_study.py", "3.1", "study"  # in User-Agent, s
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
-LABEL_CHARACTERS = 24  # an arm's label or a model's name in a figure's label, at most
+LABEL_CHARACTERS = 24  # a table's cell, and an arm's label or a model's name in a figure's label
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 SEAT_METRICS = dict(
     dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),  # study.md §1:
@@ -451,10 +451,6 @@ def _shown(page):
     return None if page is None else one_line(page if isinstance(page, str) else json.dumps(page))
 
 
-def _label(text):
-    return _clip(_shown(text), LABEL_CHARACTERS)
-
-
 def six_places(page, places, printer):
     """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
     (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
@@ -462,9 +458,8 @@ def six_places(page, places, printer):
         return places
     if not int(fraction or "0") and page[0] != "-":
         return most if len(fraction) == most else places
-    digits = int(
-        fraction.ljust(most + 1, "0")
-    )  # q places once past 5 at place q + 1 (5: below, rounded up)
+    # q places once past 5 at place q + 1 (5: below, rounded up)
+    digits = int(fraction.ljust(most + 1, "0"))
     return next((q for q in range(places, most) if digits > 5 * 10 ** (most - q)), most)
 
 
@@ -516,7 +511,7 @@ def comparison_figures(result, arm, label, ours, page, terms):
     figure_rows(
         result,
         {"comparison": arm},
-        "comparison %s (%s)" % (arm, _label(label)),
+        "comparison %s (%s)" % (arm, _cell(label)),
         page,
         [
             ("n", ours.n, None),
@@ -555,7 +550,7 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
         figure_rows(
             result,
             {"arm": arm},
-            "arm %d (%s)" % (arm, _label(labels[arm])),
+            "arm %d (%s)" % (arm, _cell(labels[arm])),
             page.get(arm, {}),
             rows,
         )
@@ -563,7 +558,7 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
         figure_rows(
             result,
             {"arm": key},
-            "arm %s (not in the files)" % _label(key),
+            "arm %s (not in the files)" % _cell(key),
             page[key],
             [("n", None, None)],
         )
@@ -575,12 +570,12 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
             ("mean", mean, 1, 0),
             ("interval", ours, 1, 0),
         ]
-        figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
+        figure_rows(result, {"model": model}, "model %s" % _cell(model), page.get(model, {}), rows)
     for key in (key for key in page if key not in models):  # and its models the files lack
         figure_rows(
             result,
             {"model": key},
-            "model %s (not in the files)" % _label(key),
+            "model %s (not in the files)" % _cell(key),
             page[key],
             [("seats", None, None)],
         )
@@ -620,9 +615,9 @@ def first_fault(name, rows, fault):
     )
 
 
-def versus(page, files, agrees, files_text=None, whose="files"):
-    """A page-against-files check's detail: None when it agrees."""
-    return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
+def versus(page, agrees, files, whose="files"):
+    """A page-against-files check's detail (files: the files' side as text): None when it agrees."""
+    return None if agrees else "page %s, %s %s" % (_shown(page), whose, files)
 
 
 def count_fault(page, files):
@@ -632,15 +627,13 @@ def count_fault(page, files):
         agrees = isinstance(page, dict) and not any(
             count_fault(page.get(r, 0), files.get(r, 0)) for r in {*page, *files}
         )
-        return versus(page, None, agrees, json.dumps(files, sort_keys=True))
-    return versus(page, None, type(page) is int and page == files, "%d" % files)
+        return versus(page, agrees, json.dumps(files, sort_keys=True))
+    return versus(page, type(page) is int and page == files, "%d" % files)
 
 
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
-    return (
-        isinstance(value, list) and len(value) == 2 and {type(end) for end in value} <= {int, float}
-    )
+    return isinstance(value, list) and len(value) == 2 and {type(x) for x in value} <= {int, float}
 
 
 def match_of(row):
@@ -773,7 +766,10 @@ def page_checks(trials, seats, reading, terms):
     level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
     ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
     checks += [
-        ("the page's %s is the files'" % f, versus(reading.get(f), value, reading.get(f) == value))
+        (
+            "the page's %s is the files'" % f,
+            versus(reading.get(f), reading.get(f) == value, _shown(value)),
+        )
         for f, value in ours
     ]
     # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
@@ -783,18 +779,18 @@ def page_checks(trials, seats, reading, terms):
         and DECIMAL_TEXT.fullmatch(page)
         and Decimal(page) == Decimal(level)
     )
-    checks.insert(-1, ("the page's comparisonLevel is the files'", versus(page, None, same, level)))
+    checks.insert(-1, ("the page's comparisonLevel is the files'", versus(page, same, level)))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
         checks += [
             (
                 "the page's range is %s's" % terms.metric,  # 24
-                versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's"),
+                versus(page, agrees, "[%s, %s]" % terms.bounds, "the metric's"),
             ),
             (
                 "the page's direction is the files'",  # 25
-                versus(direction, terms.direction, direction == terms.direction),
+                versus(direction, direction == terms.direction, terms.direction),
             ),
         ]
     return checks
@@ -1197,9 +1193,7 @@ def read_csv(body, name, forms, key, flags):
                         at % column
                         + "%s is not of the form %s" % (_shown_field(field), forms[column])
                     )
-                if len(field) > EXACT_DIGITS and re.match(
-                    "-?[0-9]{%d}" % (EXACT_DIGITS + 1), field
-                ):
+                if re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
                     raise Unreadable(
                         at % column + "%s has more digits before its point than the %d a double "
                         "holds exactly" % (_shown_field(field), EXACT_DIGITS)
@@ -1314,11 +1308,8 @@ def _number_no_double_holds(document):
                     (key, iter(value.items() if isinstance(value, dict) else enumerate(value)))
                 )
                 break
-            if (
-                type(value) is float
-                and not math.isfinite(value)
-                or (type(value) is int and abs(value) > 2**53)
-            ):
+            kind = type(value)
+            if kind is float and not math.isfinite(value) or kind is int and abs(value) > 2**53:
                 path = ""
                 for step in [entry[0] for entry in stack[1:]] + [key]:
                     path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
@@ -1368,7 +1359,7 @@ def _clip(text, n):
 
 
 def _cell(value):
-    return "none" if value is None else _clip(_shown(value), 24)
+    return "none" if value is None else _clip(_shown(value), LABEL_CHARACTERS)
 
 
 def _difference(f, form=" %+d"):
@@ -1499,10 +1490,9 @@ def check_lines(result, every):
     ]
     agreeing = len(result.checks) - len(shown)
     if agreeing:
-        others = "the other" if shown else "all"
         lines.append(
             "  %s %d %s (--all lists each)"
-            % (others, agreeing, "agrees" if agreeing == 1 else "agree")
+            % ("the other" if shown else "all", agreeing, "agrees" if agreeing == 1 else "agree")
         )
     # the counts kept apart: figures, checks and, under --matches, matches, waits and rows
     counts = _summary(result)
@@ -1613,10 +1603,8 @@ def match_lines(matches, fields):
         ]
     for d in fields:
         seat = "" if d["seat"] is None else " seat %d" % d["seat"]
-        value, record = (
-            _clip(_shown(d["value"]), 24) or "(empty)",
-            _clip(d["record"] or "(none)", 24),
-        )
+        value = _clip(_shown(d["value"]), 24) or "(empty)"
+        record = _clip(d["record"] or "(none)", 24)
         lines.append(
             "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d
             + seat
@@ -1896,8 +1884,8 @@ def audit_all(rc, groups, args, study):
     futures = [
         pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()
     ]
-    for i, future in enumerate(futures):
-        progress("match %d/%d" % (i + 1, len(futures)))
+    for i, future in enumerate(futures, 1):
+        progress("match %d/%d" % (i, len(futures)))
         while wait([future], timeout=0.25).not_done:
             pass  # a timed wait: Ctrl-C reaches the main thread between two
         results.append(future.result())
