@@ -22,11 +22,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2203), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2186), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2650), in the shared block: only under
+- The one function that writes files: keep (line 2633), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -45,7 +45,6 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
 from functools import reduce
-from itertools import repeat
 from statistics import NormalDist
 
 # --- constants
@@ -658,9 +657,7 @@ def row_checks(study_id, trials, seats):
             first_fault(
                 name,
                 rows,
-                lambda row: (  # 1-2
-                    row["canary"] != CANARY and "canary missing or altered"
-                ),
+                lambda row: row["canary"] != CANARY and "canary missing or altered",
             ),
         )
         for name, rows in files
@@ -676,9 +673,7 @@ def row_checks(study_id, trials, seats):
         )
         for name, rows in files
     ]
-    checks.append(
-        ("every trials.csv and seats.csv row names this study", study[0] or study[1])
-    )  # 3
+    checks.append(("every trials.csv and seats.csv row names this study", study[0] or study[1]))
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
         checks.append(
@@ -965,7 +960,7 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
     audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
     agents, metrics, seats_of = archive["seats"], archive["metrics"] or {}, by_trial(seats)
     roster, differences, faults = list(range(1, len(agents) + 1)), [], []
-    key = {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
+    key = {column: name for column, _, name in TIED["seats.csv"]}.get(metric)  # its card's
     for row in trials:
         seated = seats_of.get((row["trial"], row["arm"]), [])
         numbers = [int(s["seat"]) for s in seated]
@@ -993,13 +988,14 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
         differences += tie_row("trials.csv", row, view)
     in_roster = [s for s in seats if int(s["seat"]) in roster]
     for seat in in_roster:
-        agent = agents[int(seat["seat"]) - 1]
+        n = int(seat["seat"]) - 1
+        agent = agents[n]
         entry = metrics.get(agent["id"]) or {}
         seen = entry.get("seen", set())
         counts = {name: entry[name] for name in seen}
         if seen & {"message", "message_private"}:
             counts["messages"] = entry["message"] + entry["message_private"]
-        card = reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]
+        card = reports[seat["rubric"] or None]["cards"][n]["published"]
         view = {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card}
         differences += tie_row("seats.csv", seat, view)
     return {
@@ -1057,7 +1053,7 @@ def end_to_end(rc, args, study, trials, seats, result):
 
 def match_result(rc, mid, rows, args, study):
     """One match's §8 audit as data; exit 2 with the reason where it cannot be read."""
-    out = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in rows[0]]}
+    out = {"match": mid, "trials": [list(match_of(r)) for r in rows[0]]}
     versions = list(dict.fromkeys(row["rubric"] or None for row in rows[0] + rows[1]))
     try:
         unknown = [v for v in versions if v is not None and v not in rc.RUBRICS]
@@ -1367,7 +1363,7 @@ def _difference(f, form=" %+d"):
     return "" if f["difference"] is None else form % f["difference"]
 
 
-def _figure_tables(figures, values, wrong):
+def _figure_tables(figures):
     """A table per comparison, arm and model (a row each, a column per figure), a cell holding
     published/recomputed where they differ."""
     lines, differ, width = [], [f for f in figures if not f["same"]], terminal_width()
@@ -1407,18 +1403,11 @@ def _figure_tables(figures, values, wrong):
         for f in differ
     ]
     lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
-    lines += [
+    return lines + [
         "    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
         for f in figures
         if f.get("bound")
     ]
-    if values:
-        lines += [
-            "",
-            "trial values from their focal seats: %d of %d agree"
-            % (len(values) - len(wrong), len(values)),
-        ]
-    return lines
 
 
 def report_text(header, result, every):
@@ -1431,41 +1420,35 @@ def report_text(header, result, every):
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"]
     lines += [
-        "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s"
-        % (
-            f["file"],
-            f["line"],
-            f["key"]["trial"],
-            f["key"]["arm"],
-            f["published"],
-            _cell(f["recomputed"]),
-            _difference(f, " (%+d)"),
-        )
+        "  %(file)s line %(line)d: trial %(trial)d arm %(arm)d value %(published)s; "
+        "its focal seats give %(ours)s%(off)s"
+        % dict(f, **f["key"], ours=_cell(f["recomputed"]), off=_difference(f, " (%+d)"))
         for f in wrong
     ]
     if not every:
-        lines += _figure_tables(figures, values, wrong)
-    width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
-    for what, source, rows in (
-        ("figure", "page", figures),
-        ("trial value", "trials.csv", values),
-    ) * every:
-        if rows:  # --all: every figure, then every trial value, on a row of its own
-            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
-        for f in rows:
-            same = "same" if f["same"] else "DIFFERS" + _difference(f)
-            lines.append(
-                "%-*s %-12s %-12s %s"
-                % (
-                    width,
-                    _clip(f["label"], width),
-                    _cell(f["published"]),
-                    _cell(f["recomputed"]),
-                    same,
+        lines += _figure_tables(figures)
+        if values:
+            n = len(values) - len(wrong)  # those that agree
+            lines += ["", "trial values from their focal seats: %d of %d agree" % (n, len(values))]
+    else:  # --all: every figure, then every trial value, on a row of its own
+        width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
+        for what, side, rows in ("figure", "page", figures), ("trial value", "trials.csv", values):
+            if rows:
+                lines += ["", "%-*s %-12s recomputed" % (width, what, side)]
+            for f in rows:
+                same = "same" if f["same"] else "DIFFERS" + _difference(f)
+                lines.append(
+                    "%-*s %-12s %-12s %s"
+                    % (
+                        width,
+                        _clip(f["label"], width),
+                        _cell(f["published"]),
+                        _cell(f["recomputed"]),
+                        same,
+                    )
                 )
-            )
-            if f.get("reason"):
-                lines.append("    (%(reason)s)" % f)
+                if f.get("reason"):
+                    lines.append("    (%(reason)s)" % f)
     lines += check_lines(result, every)
     width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
     return "\n".join(
@@ -1672,13 +1655,14 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
     """(base, handle, study id, address, what named its server) of https://host[/prefix]/u/
     <handle>/studies/<id>, as pasted, or of its path alone (/u/...) under base."""
     path = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
-    if named == "--base" and not path.startswith("/u/"):
+    own = not path.startswith("/u/")  # a whole address, naming its own server
+    if named == "--base" and own:
         raise Usage(
             "--base names the server for a study's path (/u/<handle>/studies/<id>), and "
             "%s names its own: give one or the other" % _shown(path)
         )
-    match = STUDY_ADDRESS.fullmatch(base.rstrip("/") + path if path.startswith("/u/") else path)
-    if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
+    match = STUDY_ADDRESS.fullmatch(path if own else base.rstrip("/") + path)
+    if match is None or not 0 < int(match.group(2) or 1) < 65536:
         if MATCH_ID.match(path):
             raise Usage("%s is a match: audit it with recompute.py %s" % (path, path))
         if path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path:
@@ -1687,8 +1671,7 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
             "not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
             "s_<8 hex digits>, its path /u/..., or a folder --save wrote)" % _shown(address)
         )
-    named = named if path.startswith("/u/") else "the study's address"
-    return match.group(1), match.group(3), match.group(4), match.group(), named
+    return (*match.group(1, 3, 4), match.group(), "the study's address" if own else named)
 
 
 class Gather:
@@ -1704,10 +1687,10 @@ class Gather:
     def get(self, option, path):
         name, given = FILES[option], getattr(self.args, option)
         if given is not None:
-            self.files[name], self.used[name] = read_file(given, None), "saved copy " + given
+            body, self.used[name] = read_file(given, None), "saved copy " + given
         elif name in self.copy:
-            where = "saved copy " + os.path.join(self.args.address, name)
-            self.files[name], self.used[name] = self.copy[name], where
+            body = self.copy[name]
+            self.used[name] = "saved copy " + os.path.join(self.args.address, name)
         elif self.offline:
             raise Unreadable(
                 "reading offline, nothing is fetched: the study needs its %s; give it "
@@ -1716,14 +1699,15 @@ class Gather:
         else:
             self.used[name] = "served " + self.origin + path
             try:
-                self.files[name] = self.args.net.get(self.origin + path, name, self.args.named)
+                body = self.args.net.get(self.origin + path, name, self.args.named)
             except Unreadable as err:
                 if getattr(err, "status", None) != 404 or option == "page":
                     raise
                 raise Unreadable(
                     "%s: no such handle or study, or a run set (a run set has no files)" % err
                 )
-        return self.files[name]
+        self.files[name] = body
+        return body
 
 
 def read_study(gather, handle, study_id):
@@ -1733,13 +1717,12 @@ def read_study(gather, handle, study_id):
     seats = read_seats(gather.get("seats", base + "seats.csv"))
     profile = read_json(gather.get("page", "/u/%s.json" % handle), "the profile JSON")
     card, reading = find_reading(profile, study_id)
-    if trials[0]["stopping_rule"] != "anytime":
-        if (
-            gather.args.recipe is not None
-        ):  # said in the report's head, as where each file came from
+    rule, recipe = trials[0]["stopping_rule"], gather.args.recipe
+    if rule != "anytime":
+        if recipe is not None:  # said in the report's head, as where each file came from
             gather.used["recipe.json"] = "not read (--recipe %s): the rule is %s, not anytime" % (
-                _shown(gather.args.recipe),
-                trials[0]["stopping_rule"],
+                _shown(recipe),
+                rule,
             )
         return trials, seats, reading, None
     recipe_id = card.get("recipe")
@@ -2725,17 +2708,12 @@ def start(main):
 # ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
 SPLITMIX_CHUNK = 4096  # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
-SIGN_FLIP_MAX_BYTES = (
-    140 * 2**20
-)  # the packed counts, at most: with the allocator's slack, under 256 MB
+SIGN_FLIP_MAX_BYTES = 140 * 2**20  # the packed counts, at most: with the allocator's slack, 256 MB
 SIGN_FLIP_ENCLOSE_FROM = (
     128  # non-zero pairs: from here p is first enclosed (below, counted at once)
 )
-SIGN_FLIP_LEVELS = (
-    (6, 14),
-    (8, 24),
-    (16, 40),
-)  # each enclosure's bytes a slot and Z (tails < e**-2Z cut)
+# each enclosure's bytes a slot and Z (tails < e**-2Z cut)
+SIGN_FLIP_LEVELS = ((6, 14), (8, 24), (16, 40))
 SIGN_FLIP_FLOOR_EVERY = 3  # items between floors: the bits of headroom a slot keeps
 PROGRESS_AFTER = 3  # seconds a count runs before a terminal is shown how far it has come
 
@@ -2784,9 +2762,8 @@ def sign_flip_p(diffs, alpha):
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)  # the margin covers exp's rounding
         if bound < 0.00005 * (1 - 1e-9) and bound < alpha:  # below it p prints 0.0000
             return Fraction(max(bound, 2.0**-1074)), "bound"
-    few = (
-        len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM
-    )  # counted at once, where the count fits
+    # counted at once, where the count fits
+    few = len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM
     for level in (None,) * few + SIGN_FLIP_LEVELS * bool(s1) + (None,):
         ends = sign_flip_count(diffs, level)
         if isinstance(ends, str):  # over the cap: the next level, or (the last) why not
@@ -2808,10 +2785,8 @@ def sign_flip_count(diffs, level=None):
         return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
-    slot_bytes, z = level or (
-        (len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8,
-        None,
-    )  # exact: never floored
+    # exact: never floored
+    slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)
     plan = list(_windows(sizes, (sum(sizes) - abs(s1) // common) // 2, z))
     peak = (
         max(
@@ -2853,26 +2828,22 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
         for size in sizes[done:point]:
             q, rho = divmod(size, r)
             cycles = math.gcd(rho, r)
-            for t in range(
-                cycles
-            ):  # along each cycle of t → t + ρ, so each reads a class not yet updated
+            # along each cycle of t → t + ρ, so each reads a class not yet updated
+            for t in range(cycles):
                 before = classes[t - rho]
                 for _ in range(r // cycles):
                     before, classes[t] = classes[t], classes[t] + (before << bits * (q + (t < rho)))
                     t = (t + rho) % r
             done += 1
-            if (
-                time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty()
-            ):  # the count is slow
+            if time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty():  # slow count
                 print(
                     "\rthe sign-flip test: %d%% counted" % (100 * done // m),
                     file=sys.stderr,
                     end="\n" if done == m else "",
                     flush=True,
                 )
-        every = reduce(
-            operator.or_, classes
-        )  # a row of the classes' OR is 0 where each class's slot is
+        # a row of the classes' OR is 0 where each class's slot is
+        every = reduce(operator.or_, classes)
         ors = _unpack_slots(
             every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes
         )
@@ -2886,9 +2857,8 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
             masks = keep, keep >> bits  # classes past high % r keep a row less
             for t in range(r):
                 classes[t] = (classes[t] >> bits * (k - k0) + drop) & masks[t > high % r]
-            lost = (
-                len(ors) - ors.count(0)
-            ) * r << dropped + drop + m - point  # times 2**(items to come)
+            # times 2**(items to come)
+            lost = (len(ors) - ors.count(0)) * r << dropped + drop + m - point
             slack += (lost if drop else 0) + tail * (k > k0)
             k0, dropped = k, dropped + drop
     counts = (
@@ -2903,7 +2873,7 @@ def _unpack_slots(raw, slot_bytes):
     if slot_bytes > 8:
         ends = range(slot_bytes, len(raw) + slot_bytes, slot_bytes)
         slots = map(raw.__getitem__, map(slice, range(0, len(raw), slot_bytes), ends))
-        return list(map(int.from_bytes, slots, repeat("little")))
+        return list(map(int.from_bytes, slots, itertools.repeat("little")))
     spread = raw
     if slot_bytes < 8:  # each slot to a 64-bit word by strided byte copies
         spread = bytearray(8 * (len(raw) // slot_bytes))
