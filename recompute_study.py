@@ -22,11 +22,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2186), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2169), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2633), in the shared block: only under
+- The one function that writes files: keep (line 2616), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -343,9 +343,7 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in ends}
         result.verdict = "inconclusive"
         if sides in ({1}, {-1}) and (not fixed or result.p <= Fraction(alpha)):
-            result.verdict = (
-                "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
-            )
+            result.verdict = "better" if (1 in sides) == (terms.direction == "higher") else "worse"
     return result
 
 
@@ -607,10 +605,11 @@ def _by_key(reading, part, key, kind):
     return found
 
 
-def first_fault(name, rows, fault):
-    """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
+def first_fault(rows, fault):
+    """`file line N: fault` of the first row whose fault(row) is a message (else false), or None."""
     return next(
-        ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None
+        ("%s line %d: %s" % (row.file, row["_line"], fault(row)) for row in rows if fault(row)),
+        None,
     )
 
 
@@ -650,30 +649,20 @@ def row_checks(study_id, trials, seats):
     this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
     (4-7); every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9) and
     every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
-    files = (("trials.csv", trials), ("seats.csv", seats))
     checks = [
         (
             "canary on every %s row" % name,
-            first_fault(
-                name,
-                rows,
-                lambda row: row["canary"] != CANARY and "canary missing or altered",
-            ),
+            first_fault(rows, lambda row: row["canary"] != CANARY and "canary missing or altered"),
         )
-        for name, rows in files
+        for name, rows in (("trials.csv", trials), ("seats.csv", seats))
     ]
-    study = [
-        first_fault(
-            name,
-            rows,
-            lambda row: (
-                row["study"] != study_id
-                and "study %r, the address names %s" % (row["study"], study_id)
-            ),
-        )
-        for name, rows in files
-    ]
-    checks.append(("every trials.csv and seats.csv row names this study", study[0] or study[1]))
+    study = first_fault(
+        trials + seats,
+        lambda row: (
+            row["study"] != study_id and "study %r, the address names %s" % (row["study"], study_id)
+        ),
+    )
+    checks.append(("every trials.csv and seats.csv row names this study", study))
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
         checks.append(
@@ -688,11 +677,10 @@ def link_checks(trials, seats):
     pair_of = first_pairs(trials)
     linked = [seat for seat in seats if match_of(seat) in rubric]
     return [
-        (name, first_fault(file, rows, fault))
-        for name, file, rows, fault in (
+        (name, first_fault(rows, fault))
+        for name, rows, fault in (
             (
                 "every seat's rubric is its trial row's",
-                "seats.csv",
                 linked,
                 lambda seat: (  # 8
                     seat["rubric"] != rubric[match_of(seat)]
@@ -702,7 +690,6 @@ def link_checks(trials, seats):
             ),
             (
                 "every trials.csv row has a seat row",
-                "trials.csv",
                 trials,
                 lambda row: (  # 9
                     match_of(row) not in seated
@@ -711,7 +698,6 @@ def link_checks(trials, seats):
             ),
             (
                 "every seats.csv row has a trials.csv row",
-                "seats.csv",
                 seats,
                 lambda seat: (  # 10
                     match_of(seat) not in rubric
@@ -720,7 +706,6 @@ def link_checks(trials, seats):
             ),
             (
                 "one pair per trial",
-                "trials.csv",
                 trials,
                 lambda row: (  # 11
                     pair_of[row["trial"]] != row["pair"]
@@ -729,7 +714,6 @@ def link_checks(trials, seats):
             ),
             (
                 "every seat's fitness index and grade as its dimensions give",
-                "seats.csv",
                 seats,  # 12
                 scorecard_fault,
             ),
@@ -824,9 +808,7 @@ def recompute_reading(study_id, trials, seats, reading, rho):
     checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
     if terms.bounds is not None:
         name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
-        checks.append(
-            (name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"]))
-        )
+        checks.append((name, first_fault(terms.outside, lambda row: "value " + row["value"])))
     result.checks += [(name, not fault, fault or None) for name, fault in checks]
     if not terms.seat_score:
         card = _shown(reading.get("range")), terms.direction
@@ -1025,7 +1007,7 @@ def end_to_end(rc, args, study, trials, seats, result):
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
     checks = [
-        (name, first_fault("trials.csv", trials, fault))
+        (name, first_fault(trials, fault))
         for name, fault in (
             (
                 "every trials.csv row with a value names its match",
@@ -1140,9 +1122,8 @@ TRIALS, SEATS = (
         r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
     )
 )
-CSV_FIELD = (
-    r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'  # RFC 4180: quoted whole, or no quote, comma or line break
-)
+# RFC 4180: a field quoted whole, or with no quote, comma or line break
+CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
@@ -1160,7 +1141,8 @@ def read_seats(body):
 
 
 class Row(tuple):
-    """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small."""
+    """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small;
+    row.file names its file."""
 
     __slots__ = ()
 
@@ -1174,7 +1156,7 @@ def read_csv(body, name, forms, key, flags):
     columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     places = {column: place for place, column in enumerate(columns + ("_line",))}
-    kind = type("Row", (Row,), {"__slots__": (), "places": places})
+    kind = type("Row", (Row,), {"__slots__": (), "places": places, "file": name})
     for line, fields in _records(text.replace("\x00", "\udc00"), name, columns):
         at = "%s line %d, column %%s: " % (name, line)
         for column, field in zip(columns, fields):
@@ -1363,7 +1345,7 @@ def _difference(f, form=" %+d"):
     return "" if f["difference"] is None else form % f["difference"]
 
 
-def _figure_tables(figures):
+def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model (a row each, a column per figure), a cell holding
     published/recomputed where they differ."""
     lines, differ, width = [], [f for f in figures if not f["same"]], terminal_width()
@@ -1403,11 +1385,15 @@ def _figure_tables(figures):
         for f in differ
     ]
     lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
-    return lines + [
+    lines += [
         "    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
         for f in figures
         if f.get("bound")
     ]
+    if values:
+        n = len(values) - len(wrong)  # those that agree
+        lines += ["", "trial values from their focal seats: %d of %d agree" % (n, len(values))]
+    return lines
 
 
 def report_text(header, result, every):
@@ -1426,10 +1412,7 @@ def report_text(header, result, every):
         for f in wrong
     ]
     if not every:
-        lines += _figure_tables(figures)
-        if values:
-            n = len(values) - len(wrong)  # those that agree
-            lines += ["", "trial values from their focal seats: %d of %d agree" % (n, len(values))]
+        lines += _figure_tables(figures, values, wrong)
     else:  # --all: every figure, then every trial value, on a row of its own
         width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
         for what, side, rows in ("figure", "page", figures), ("trial value", "trials.csv", values):
@@ -2788,12 +2771,9 @@ def sign_flip_count(diffs, level=None):
     # exact: never floored
     slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)
     plan = list(_windows(sizes, (sum(sizes) - abs(s1) // common) // 2, z))
-    peak = (
-        max(
-            min(high + b - a, b) - max(low, 0) + 1  # a table's slots, before each cut
-            for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)
-        )
-        * slot_bytes
+    peak = slot_bytes * max(
+        min(high + b - a, b) - max(low, 0) + 1  # a table's slots, before each cut
+        for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)
     )
     if peak > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
