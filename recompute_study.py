@@ -22,11 +22,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2169), in the shared block: GET only, to the
+- The one function that sends requests: Network.get (line 2153), in the shared block: GET only, to the
   server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
   server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
   Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2616), in the shared block: only under
+- The one function that writes files: keep (line 2600), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -988,52 +988,53 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
     }
 
 
-def end_to_end(rc, args, study, trials, seats, result):
-    """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
+def end_to_end(rc, study, trials, seats, result):
+    """§8: every match the trials name, --jobs at a time; the three checks; what is no longer trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
     # {match: (its trials.csv rows, its seats.csv rows)}, matches in trial order
     seats_of, groups = by_trial(seats), {}
-    for row in (row for row in trials if row["match"]):
-        group = groups.setdefault(row["match"], ([], []))
-        group[0].append(row)
-        group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
+    for row in trials:
+        if row["match"]:
+            rows, seated = groups.setdefault(row["match"], ([], []))
+            rows.append(row)
+            seated.extend(seats_of.get((row["trial"], row["arm"]), []))
     if len(groups) > MAX_MATCHES:
         raise Unreadable(
             "trials.csv names %d matches; a study plays at most %d (study.md §8)"
             % (len(groups), MAX_MATCHES)
         )
-    result.matches = audit_all(rc, groups, args, study)
+    result.matches = audit_all(rc, groups, study)
     result.differences = [d for m in result.matches for d in m["differences"]]
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    checks = [
-        (name, first_fault(trials, fault))
+    unnamed = first_fault(
+        trials,
+        lambda row: (
+            row["value"]
+            and not row["match"]
+            and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])
+        ),
+    )
+    twice = first_fault(
+        trials,
+        lambda row: (
+            named[row["match"]] > 1
+            and "%s is named by %d rows" % (row["match"], named[row["match"]])
+        ),
+    )
+    roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
+    result.checks += [
+        (name, not fault, fault or None)
         for name, fault in (
-            (
-                "every trials.csv row with a value names its match",
-                lambda row: (
-                    row["value"]
-                    and not row["match"]
-                    and "trial %s arm %s has a value and names no match"
-                    % (row["trial"], row["arm"])
-                ),
-            ),
-            (
-                "no match is named by two trials.csv rows",
-                lambda row: (
-                    named[row["match"]] > 1
-                    and "%s is named by %d rows" % (row["match"], named[row["match"]])
-                ),
-            ),
+            ("every trials.csv row with a value names its match", unnamed),
+            ("no match is named by two trials.csv rows", twice),
+            ("every match's roster has one seats.csv row per seat, and no more", roster),
         )
     ]
-    roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
-    checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
-    result.checks += [(name, not fault, fault or None) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
 
-def match_result(rc, mid, rows, args, study):
+def match_result(rc, mid, rows, study):
     """One match's §8 audit as data; exit 2 with the reason where it cannot be read."""
     out = {"match": mid, "trials": [list(match_of(r)) for r in rows[0]]}
     versions = list(dict.fromkeys(row["rubric"] or None for row in rows[0] + rows[1]))
@@ -1046,8 +1047,8 @@ def match_result(rc, mid, rows, args, study):
             )
         match = gather_match(rc, mid, versions, study)
         out.update(audit_match(rc, mid, *rows, study.metric, match, versions))
-        if args.against:
-            out["count"], out["changes"] = match_changes(rc, match, mid, args.against)
+        if study.args.against:
+            out["count"], out["changes"] = match_changes(rc, match, mid, study.args.against)
     except (Unreadable, rc.Unreadable) as error:
         return dict(
             out,
@@ -1593,31 +1594,6 @@ def _json_figure(f):
     return dict(f, **number, **({"shown": shown} if shown else {}))
 
 
-def report_json(study_id, address, sources, result, status, against, copy):
-    """--json: the report as one JSON document (copy, matches and against only where there are)."""
-    out = {
-        "script": SCRIPT,
-        "version": VERSION,
-        "exit": status,
-        "study": study_id,
-        "address": address,
-        "sources": sources,
-    }
-    if copy:
-        out["copy"] = copy
-    out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
-    if result.matches is not None:
-        out.update(matches=result.matches, differences=result.differences)
-    out.update(
-        checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
-        trusted=result.trust,
-        verdict=study_verdict(result),
-    )
-    if against:
-        out["against"] = against
-    return out
-
-
 # ---------------------------------------------------------------- gather the study
 FILES = {
     "trials": "trials.csv",
@@ -1844,12 +1820,10 @@ def load_recompute():
     return module
 
 
-def audit_all(rc, groups, args, study):
-    """Each match of the study, args.jobs at a time, in trial order; progress on a terminal."""
-    results, pool = [], ThreadPoolExecutor(max_workers=args.jobs)
-    futures = [
-        pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()
-    ]
+def audit_all(rc, groups, study):
+    """Each match of the study, --jobs at a time, in trial order; progress on a terminal."""
+    results, pool = [], ThreadPoolExecutor(max_workers=study.args.jobs)
+    futures = [pool.submit(match_result, rc, mid, rows, study) for mid, rows in groups.items()]
     for i, future in enumerate(futures, 1):
         progress("match %d/%d" % (i, len(futures)))
         while wait([future], timeout=0.25).not_done:
@@ -1916,7 +1890,7 @@ def audit_study(args, rc, copies, names, staged):
             staged=staged,
             args=args,
         )
-        end_to_end(rc, args, study, trials, seats, result)
+        end_to_end(rc, study, trials, seats, result)
         for m in result.matches:  # a match the copy has and the study no longer names: its row
             count += m.pop("count", 0)
             changes = (changes + m.pop("changes", []))[:MAX_CHANGES]
@@ -1955,26 +1929,36 @@ def altered(args, folder, err, own):
 
 
 def print_report(args, names, gather, terms, result, status, against):
-    """The report, text or --json: names are (study id, address, the line naming a copy)."""
+    """The report, text or --json (one document: copy, matches and against only where there are);
+    names are (study id, address, the line naming a copy)."""
     (study_id, address, copy), (old, count, changes) = names, against
     if args.json:
-        return print_json(
-            report_json(
-                study_id,
-                address,
-                gather.used,
-                result,
-                status,
-                old
-                and {
-                    "folder": args.against,
-                    "savedAt": old[0]["savedAt"],
-                    "count": count,
-                    "changes": changes,
-                },
-                copy,
-            )
+        out = {
+            "script": SCRIPT,
+            "version": VERSION,
+            "exit": status,
+            "study": study_id,
+            "address": address,
+            "sources": gather.used,
+        }
+        if copy:
+            out["copy"] = copy
+        out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
+        if result.matches is not None:
+            out.update(matches=result.matches, differences=result.differences)
+        out.update(
+            checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
+            trusted=result.trust,
+            verdict=study_verdict(result),
         )
+        if old:
+            out["against"] = {
+                "folder": args.against,
+                "savedAt": old[0]["savedAt"],
+                "count": count,
+                "changes": changes,
+            }
+        return print_json(out)
     header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
     header += ["  %s: %s" % item for item in gather.used.items()] + [
         "  metric %s (%s, range %s, %s is better)"
@@ -2815,12 +2799,12 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
                     before, classes[t] = classes[t], classes[t] + (before << bits * (q + (t < rho)))
                     t = (t + rho) % r
             done += 1
-            if time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty():  # slow count
-                print(
-                    "\rthe sign-flip test: %d%% counted" % (100 * done // m),
-                    file=sys.stderr,
-                    end="\n" if done == m else "",
-                    flush=True,
+            if time.monotonic() - started > PROGRESS_AFTER:  # a slow count, on a terminal
+                say(
+                    "the sign-flip test: %d%% counted" % (100 * done // m),
+                    "\r",
+                    "\n" * (done == m),
+                    tty=True,
                 )
         # a row of the classes' OR is 0 where each class's slot is
         every = reduce(operator.or_, classes)
