@@ -22,11 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2153), in the shared block: GET only, to the
-  server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
-  server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
-  Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2600), in the shared block: only under
+- The one function that sends requests: Network.get (line 2170), in the shared block: GET
+  only, to the server the user named (--base, DAISHI_BASE or the address given), never a
+  redirect to another server; it sends the address and two headers, User-Agent
+  (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
+  Network.get, the same text.
+- The one function that writes files: keep (line 2617), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -133,8 +134,8 @@ def t_quantile(nu, q):
     t = z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
     if nu > CORNISH_FISHER_FROM:
         return t
-    # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
-    # precision; that log is nearly linear in log t in heavy and light tails alike.
+    # Newton's method on log t for the log of whichever tail is small, so the target keeps its
+    # relative precision; that log is nearly linear in log t in heavy and light tails alike.
     a, central = 0.5 * nu, q < 0.75
     target = 2.0 * q - 1.0 if central else 1.0 - q
     # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas
@@ -244,7 +245,8 @@ def blended_index(seat):
 
 
 def grade_for(index, dimensions, rubric):
-    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs 3 dimensions ≥ 50."""
+    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from rubric 2.0 an A or B needs three
+    dimensions ≥ 50."""
     floors = ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
     grade = next((letter for floor, letter in floors if index >= floor), "F")
     if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
@@ -309,8 +311,8 @@ def arm_pairs(arm, trials_by_trial, terms):
 
 
 def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
-    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in trial
-    order; none where a value is ≤ 0 for a log ratio."""
+    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in
+    trial order; none where a value is ≤ 0 for a log ratio."""
     result, pairs = Comparison(), arm_pairs(arm, trials_by_trial, terms)
     result.positive = pairs is not None  # None: a value ≤ 0 for a log ratio
     if not pairs:
@@ -411,7 +413,8 @@ def print_figure(x, places):
 
 
 def print_comparison_figure(x, places):
-    """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first non-0 digit."""
+    """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first
+    digit not 0."""
     for shown in range(places, places + SIGN_KEEPING_PLACES + 1):
         text = print_figure(x, shown)
         if x == 0 or text.strip("0."):
@@ -421,7 +424,8 @@ def print_comparison_figure(x, places):
 
 # --- §7 figures and checks
 class Result:
-    """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
+    """Figures {key, label, published, recomputed, same, difference[, reason]}, checks (name,
+    agrees, detail)."""
 
     matches = None  # §8, under --matches: each match's audit and its rows' differences,
     differences = ()  # and all those differences in order
@@ -449,7 +453,8 @@ def _shown(page):
 
 
 def six_places(page, places, printer):
-    """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
+    """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny
+    figure)."""
     (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
     if printer is print_figure or int(whole):
         return places
@@ -461,7 +466,8 @@ def six_places(page, places, printer):
 
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
-    """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
+    """Compare key["figure"] at the places §6 gives it (§7 `same`); skipped where neither side
+    has it."""
     if page is None and value is None:
         return
     label = "%s: %s" % (name, key["figure"])
@@ -479,7 +485,8 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
 
 
 def figure_rows(result, key, name, page, rows):
-    """Each (figure, ours, places, tolerance[, printer]) of a row; places None: exact; an interval's ends."""
+    """Each (figure, ours, places, tolerance[, printer]) of a row; places None: exact; an
+    interval's ends apart."""
     for figure, ours, places, *how in rows:
         shown = page.get("mapInterval" if figure == "map interval" else figure)
         if places is None:
@@ -501,7 +508,8 @@ def figure_rows(result, key, name, page, rows):
 
 
 def comparison_figures(result, arm, label, ours, page, terms):
-    """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its checks."""
+    """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its
+    checks."""
     start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
     p = None if ours.p is None else float(ours.p)
     withheld, shown = page.get("withheld"), page.get("verdict")
@@ -538,8 +546,8 @@ def comparison_figures(result, arm, label, ours, page, terms):
 
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
-    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place);
-    of each of the page's entries that the files lack, its first figure, on the page's side only."""
+    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1
+    place); of each of the page's entries the files lack, its first figure, the page's side only."""
     page = _by_key(reading, "arms", "arm", int)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
@@ -584,7 +592,8 @@ def thousandths(units):
 
 
 def _by_key(reading, part, key, kind):
-    """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
+    """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0
+    or "2")."""
     entries, found = reading.get(part), {}
     if entries is None:
         return found
@@ -648,7 +657,8 @@ def row_checks(study_id, trials, seats):
     """Checks 1-12: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
     this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
     (4-7); every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9) and
-    every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
+    every seat row a trials.csv row (10); one pair per trial (11); each seat's scorecard (12,
+    §3)."""
     checks = [
         (
             "canary on every %s row" % name,
@@ -840,10 +850,12 @@ def value_figures(result, trials, seats, terms):
         )
 
 
-# --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
+# --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to
+# its record
 MAX_MATCHES = 1000  # a study plays at most this many matches
 SEAT_SCORES = "each seat's scores as its match's report published them"  # trusted, unless --matches
-# records.md §2.2-2.3: the columns that name a record, by the part of it that holds them (column:key)
+# records.md §2.2-2.3: the columns that name a record, by the part of it that holds them
+# ("column:key")
 TIED = {
     name: [
         (column, part, key or column)
@@ -851,7 +863,8 @@ TIED = {
         for column, _, key in (c.partition(":") for c in columns.split())
     ]
     for name, spec in {
-        "trials.csv": "archive: rounds_played:rounds rounds_planned:planned; default: rubric; focal: value",
+        "trials.csv": "archive: rounds_played:rounds rounds_planned:planned; "
+        "default: rubric; focal: value",
         "seats.csv": "agent: name model reputation aggression; "
         "meter: turns rounds_sat_out:roundsSatOut error_turns:errorTurns spend; "
         "metrics: rests:rest looks:look moves:move gathers:gather crafts:craft builds:build "
@@ -989,7 +1002,8 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
 
 
 def end_to_end(rc, study, trials, seats, result):
-    """§8: every match the trials name, --jobs at a time; the three checks; what is no longer trusted."""
+    """§8: every match the trials name, --jobs at a time; the three checks; what is no longer
+    trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
     # {match: (its trials.csv rows, its seats.csv rows)}, matches in trial order
     seats_of, groups = by_trial(seats), {}
@@ -1094,7 +1108,8 @@ def match_changes(rc, match, mid, old):
 
 
 # ---------------------------------------------------------------- the files
-# Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
+# Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3;
+# "": any text)
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
 FORMS = {
@@ -1126,7 +1141,8 @@ TRIALS, SEATS = (
 # RFC 4180: a field quoted whole, or with no quote, comma or line break
 CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
-# A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
+# A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
+# 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
 
 
@@ -1483,8 +1499,8 @@ def check_lines(result, every):
 
 
 def study_verdict(result):
-    """The study's verdict line: figures by their key (in words, comparison 1, model m, trial 3 arm 1,
-    at most 40 characters), checks by number, then each match's findings."""
+    """The study's verdict line: figures by their key (in words, comparison 1, model m, trial 3
+    arm 1, at most 40 characters), checks by number, then each match's findings."""
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
     keys = [f["key"] for f in result.figures if not f["same"]]
@@ -1548,8 +1564,8 @@ def _summary(result):
 
 
 def match_lines(matches, fields):
-    """§8: a line per match (its whole audit where it does not recompute), then each field that differs
-    from its match's record: where, the file's value, the record's."""
+    """§8: a line per match (its whole audit where it does not recompute), then each field that
+    differs from its match's record: where, the file's value, the record's."""
     lines = [""]
     for m in matches:
         more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
@@ -1581,7 +1597,8 @@ def match_lines(matches, fields):
 
 
 def _json_figure(f):
-    """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
+    """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number
+    loses."""
     number = {
         side: float(text) if "." in text else int(text)
         for side, text in f.items()
@@ -2672,7 +2689,7 @@ def start(main):
 # ==================================================================== the shared block's end
 
 
-# ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
+# ------------------------------------------------------- appendix: the exact sign-flip test, fast
 SPLITMIX_CHUNK = 4096  # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
 SIGN_FLIP_MAX_BYTES = 140 * 2**20  # the packed counts, at most: with the allocator's slack, 256 MB
@@ -2694,9 +2711,10 @@ def bootstrap_draws(seed, n, count):
 
 
 def _splitmix64_chunks(seed, count):
-    """SplitMix64's first `count` outputs (§4.6) as (z, mask, k): k outputs in 128-bit slots of z. Plain,
-    mod 2**64: state += γ; z = state; z = (z ^ z >> 30)·M1; z = (z ^ z >> 27)·M2; output z ^ z >> 31.
-    Here slot k's state is seed + k·γ, and masking each slot to its low 64 bits is the reduction."""
+    """SplitMix64's first `count` outputs (§4.6) as (z, mask, k): k outputs in 128-bit slots of z.
+    Plain, mod 2**64: state += γ; z = state; z = (z ^ z >> 30)·M1; z = (z ^ z >> 27)·M2; output
+    z ^ z >> 31. Here slot k's state is seed + k·γ, and masking each slot to its low 64 bits is the
+    reduction."""
     gamma, mask64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
     chunk = min(count, SPLITMIX_CHUNK) or 1
     ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
@@ -2722,8 +2740,9 @@ def _slots(z, k):
 def sign_flip_p(diffs, alpha):
     """§4.5's p as (Fraction, how): how None for the exact count; "bound" where Hoeffding's bound
     2·exp(−S1² ÷ (2·Σ D_t²)) is below 0.00005 and alpha (it fixes the printed p and the verdict);
-    "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on one side
-    of alpha (lo); else why not: the exact count over its cap, p within ~1e-9 of a 4-place edge or alpha."""
+    "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on
+    one side of alpha (lo); else why not: the exact count over its cap, p within ~1e-9 of a
+    4-place edge or alpha."""
     s1, s2 = sum(diffs), sum(d * d for d in diffs)  # integers: exact
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)  # the margin covers exp's rounding
@@ -2743,10 +2762,11 @@ def sign_flip_p(diffs, alpha):
 
 
 def sign_flip_count(diffs, level=None):
-    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi] holding that
-    count ÷ 2**n; or why not counted. Plain: a subset of sum x given + has Σ s_t|D_t| = 2x − A (A = Σ|D_t|),
-    so the count is twice (the tails mirror) the subsets of sum x ≤ c = (A − |S1|) ÷ 2: count c[x] from
-    c = [1] and c ← c + (c shifted by |D_t|) for each t, then sum c[0..c]. Fast: _count_at_most."""
+    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi]
+    holding that count ÷ 2**n; or why not counted. Plain: a subset of sum x given + has
+    Σ s_t|D_t| = 2x − A (A = Σ|D_t|), so the count is twice (the tails mirror) the subsets of sum
+    x ≤ c = (A − |S1|) ÷ 2: count c[x] from c = [1] and c ← c + (c shifted by |D_t|) for each t,
+    then sum c[0..c]. Fast: _count_at_most."""
     n, s1 = len(diffs), sum(diffs)
     if s1 == 0:
         return 1 << n
@@ -2768,9 +2788,10 @@ def sign_flip_count(diffs, level=None):
 
 
 def _windows(sizes, c, z):
-    """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x kept, highest
-    x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts under e**(−2Z): x < A_j ÷ 2 − t (t² >
-    Z·Σ a² of the items so far) and x > c − (A − A_j) ÷ 2 + t' (t'² > Z·Σ a² of the rest, which lifts x)."""
+    """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x
+    kept, highest x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts under
+    e**(−2Z): x < A_j ÷ 2 − t (t² > Z·Σ a² of the items so far) and x > c − (A − A_j) ÷ 2 + t'
+    (t'² > Z·Σ a² of the rest, which lifts x)."""
     total, squares, reach, square = sum(sizes), sum(a * a for a in sizes), 0, 0
     for j, a in enumerate(sizes, 1):
         reach, square = reach + a, square + a * a
@@ -2780,11 +2801,12 @@ def _windows(sizes, c, z):
 
 
 def _count_at_most(sizes, plan, slot_bytes, r, z):
-    """(lo, slack): between lo and lo + slack subsets of `sizes` sum to at most plan's last x kept. Packed:
-    c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r) from row k0 on; an item
-    q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). At each of plan's points the rows outside its
-    window go (a cut tail adds its bound 2**m·e**(−2Z) to slack, the top ones once: a subset is cut once),
-    and counts that could outgrow their slot by the next point lose low bits (under a new unit a slot)."""
+    """(lo, slack): between lo and lo + slack subsets of `sizes` sum to at most plan's last x
+    kept. Packed: c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r)
+    from row k0 on; an item q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). At each of
+    plan's points the rows outside its window go (a cut tail adds its bound 2**m·e**(−2Z) to
+    slack, the top ones once: a subset is cut once), and counts that could outgrow their slot by
+    the next point lose low bits (under a new unit a slot)."""
     bits, m, started = 8 * slot_bytes, len(sizes), time.monotonic()
     tail = (1 << m) >> 2 * z * 1442695 // 10**6 if z else 0  # ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
     classes, k0, dropped, slack, done = [1] + [0] * (r - 1), 0, 0, tail, 0
