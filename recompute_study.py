@@ -22,12 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2170), in the shared block: GET
+- The one function that sends requests: Network.get (line 2166), in the shared block: GET
   only, to the server the user named (--base, DAISHI_BASE or the address given), never a
   redirect to another server; it sends the address and two headers, User-Agent
   (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
   Network.get, the same text.
-- The one function that writes files: keep (line 2617), in the shared block: only under
+- The one function that writes files: keep (line 2613), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -139,14 +139,13 @@ def t_quantile(nu, q):
     a, central = 0.5 * nu, q < 0.75
     target = 2.0 * q - 1.0 if central else 1.0 - q
     # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas
-    log_ratio = (
+    log_c = (
         math.lgamma(a + 0.5) - math.lgamma(a)
         if a < 30
         else 0.5 * math.log(a)
         + (a * math.log1p(0.5 / a) - 0.5)
         + (_stirling(a + 0.5) - _stirling(a))
-    )
-    log_c = log_ratio - 0.5 * math.log(math.pi)
+    ) - 0.5 * math.log(math.pi)
     for _ in range(100):
         r = t * t / nu
         x, y = 1.0 / (1.0 + r), r / (1.0 + r)  # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
@@ -616,10 +615,7 @@ def _by_key(reading, part, key, kind):
 
 def first_fault(rows, fault):
     """`file line N: fault` of the first row whose fault(row) is a message (else false), or None."""
-    return next(
-        ("%s line %d: %s" % (row.file, row["_line"], fault(row)) for row in rows if fault(row)),
-        None,
-    )
+    return next(("%s line %d: %s" % (r.file, r["_line"], fault(r)) for r in rows if fault(r)), None)
 
 
 def versus(page, agrees, files, whose="files"):
@@ -1547,19 +1543,19 @@ def _summary(result):
     if matches is None:
         return counts
     differing = {(d["file"], d["line"]) for d in result.differences}
-    agree = {
-        n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
-        for n in ("trials.csv", "seats.csv")
-    }
-    recompute = sum(1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"]))
     return dict(
         counts,
         matches=len(matches),
-        matchesRecompute=recompute,
+        matchesRecompute=sum(
+            1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"])
+        ),
         unreadable=[m["match"] for m in matches if "error" in m],
         rows=result.rows,
         waited=round(result.waited),
-        rowsAgree=agree,
+        rowsAgree={
+            n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
+            for n in ("trials.csv", "seats.csv")
+        },
     )
 
 
@@ -2692,7 +2688,8 @@ def start(main):
 # ------------------------------------------------------- appendix: the exact sign-flip test, fast
 SPLITMIX_CHUNK = 4096  # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
-SIGN_FLIP_MAX_BYTES = 140 * 2**20  # the packed counts, at most: with the allocator's slack, 256 MB
+# the packed counts, at most: with the allocator's slack, under 256 MB
+SIGN_FLIP_MAX_BYTES = 140 * 2**20
 SIGN_FLIP_ENCLOSE_FROM = (
     128  # non-zero pairs: from here p is first enclosed (below, counted at once)
 )
