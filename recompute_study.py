@@ -22,12 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2166), in the shared block: GET
+- The one function that sends requests: Network.get (line 2165), in the shared block: GET
   only, to the server the user named (--base, DAISHI_BASE or the address given), never a
   redirect to another server; it sends the address and two headers, User-Agent
   (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
   Network.get, the same text.
-- The one function that writes files: keep (line 2613), in the shared block: only under
+- The one function that writes files: keep (line 2612), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -498,10 +498,9 @@ def figure_rows(result, key, name, page, rows):
             )
         elif figure in ("interval", "map interval", "bootstrap"):
             ends = shown if isinstance(shown, list) and len(shown) == 2 else [shown, shown]
-            for end, label in enumerate(("low", "high")):
-                figure_key = dict(key, figure=figure + " " + label)
-                ours_end = None if ours is None else ours[end]
-                decimal_figure(result, figure_key, name, ends[end], ours_end, places, *how)
+            for label, page_end, ours_end in zip(("low", "high"), ends, ours or (None, None)):
+                end_key = dict(key, figure=figure + " " + label)
+                decimal_figure(result, end_key, name, page_end, ours_end, places, *how)
         else:
             decimal_figure(result, dict(key, figure=figure), name, shown, ours, places, *how)
 
