@@ -22,11 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2248), in the shared block: GET only, to the
-  server the user named (--base, DAISHI_BASE or the address given), never a redirect to another
-  server; it sends the address and two headers, User-Agent (recompute_study.py/VERSION) and
-  Accept-Encoding (gzip). With --matches, recompute.py's Network.get, the same text.
-- The one function that writes files: keep (line 2696), in the shared block: only under
+- The one function that sends requests: Network.get (line 2165), in the shared block: GET
+  only, to the server the user named (--base, DAISHI_BASE or the address given), never a
+  redirect to another server; it sends the address and two headers, User-Agent
+  (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
+  Network.get, the same text.
+- The one function that writes files: keep (line 2613), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -45,7 +46,6 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
 from functools import reduce
-from itertools import repeat
 from statistics import NormalDist
 
 # --- constants
@@ -53,7 +53,7 @@ SCRIPT, VERSION, KIND = "recompute_study.py", "3.1", "study"  # in User-Agent, s
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
-LABEL_CHARACTERS = 24  # an arm's label or a model's name in a figure's label, at most
+LABEL_CHARACTERS = 24  # a table's cell, and an arm's label or a model's name in a figure's label
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 SEAT_METRICS = dict(
     dict.fromkeys(("fitness_index",) + DIMENSIONS, ((0, 100), "higher")),  # study.md §1:
@@ -61,18 +61,12 @@ SEAT_METRICS = dict(
     map_coverage=((0, 1), "higher"),
 )  # range (None: [1, N]), direction
 RUBRICS = "1.0 2.0 2.1 2.2 2.3 2.4".split()  # the rubrics a scorecard may name (rubric.md)
-RHO_RANGE = (
-    1e-100,
-    1e100,
-)  # anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
+# anytime.rho: rho², n·rho² and their ratio stay far inside a double's range
+RHO_RANGE = (1e-100, 1e100)
 SIGN_KEEPING_PLACES = 3  # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-PRINTED_FIGURE = re.compile(
-    r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS
-)  # as §6 prints one: 4 + 3 places
-CORNISH_FISHER_FROM = (
-    10000  # above this many df the t quantile's expansion beats the continued fraction
-)
+PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # §6: 4 + 3 places
+CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the fraction
 MAX_CSV_ROWS = 100000  # in trials.csv or seats.csv
 
 
@@ -92,19 +86,19 @@ def interval(mean, half, bounds):
 
 
 def cluster_interval(units, clusters, scale, q, bounds):
-    """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale, E_g = n·S1_g − n_g·S1."""
+    """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale,
+    E_g = n·S1_g − n_g·S1."""
     n, total, sums, counts = len(units), sum(units), Counter(), Counter(clusters)
     for unit, cluster in zip(units, clusters):
         sums[cluster] += unit  # integers: exact
-    g, squares = (
-        len(sums),
-        sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items()),
-    )
+    squares = sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items())
+    g = len(sums)
     se = math.sqrt(g * squares / ((g - 1) * n**4)) / scale
     return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
 
 
-# The Student t quantile (§4.2): the smaller tail by the incomplete beta, inverted by Newton's method.
+# The Student t quantile (§4.2): the smaller tail by the incomplete beta, inverted by Newton's
+# method.
 def _beta_fraction(a, b, x):
     """F = 1 + e1/(1 + e2/(1 + …)), I_x(a, b) = x^a (1 − x)^b ÷ (a B(a, b) F), by modified Lentz."""
     c, d, f = 1.0, 0.0, 1.0
@@ -140,19 +134,18 @@ def t_quantile(nu, q):
     t = z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
     if nu > CORNISH_FISHER_FROM:
         return t
-    # Newton's method on log t for the log of whichever tail is small, so the target keeps its relative
-    # precision; that log is nearly linear in log t in heavy and light tails alike.
+    # Newton's method on log t for the log of whichever tail is small, so the target keeps its
+    # relative precision; that log is nearly linear in log t in heavy and light tails alike.
     a, central = 0.5 * nu, q < 0.75
     target = 2.0 * q - 1.0 if central else 1.0 - q
     # log(Γ(a + ½) ÷ Γ(a) ÷ √π); from 30 by Stirling's series, not a difference of lgammas
-    log_ratio = (
+    log_c = (
         math.lgamma(a + 0.5) - math.lgamma(a)
         if a < 30
         else 0.5 * math.log(a)
         + (a * math.log1p(0.5 / a) - 0.5)
         + (_stirling(a + 0.5) - _stirling(a))
-    )
-    log_c = log_ratio - 0.5 * math.log(math.pi)
+    ) - 0.5 * math.log(math.pi)
     for _ in range(100):
         r = t * t / nu
         x, y = 1.0 / (1.0 + r), r / (1.0 + r)  # ν ÷ (ν + t²) and t² ÷ (ν + t²), never as 1 − x
@@ -186,11 +179,11 @@ class Terms:
         self.metric, self.rule, self.rho = first["metric"], first["stopping_rule"] or None, rho
         self.seat_score = self.metric in SEAT_METRICS
         self.arms = sorted({int(row["arm"]) for row in trials})
-        self.compared = [arm for arm in self.arms if arm != 0] if self.rule else []
+        self.compared = [arm for arm in self.arms if arm] if self.rule else []
         if self.seat_score:
             bounds, self.direction = SEAT_METRICS[self.metric]
             self.bounds = bounds or (1, max(Counter(map(match_of, seats)).values(), default=1))
-        else:  # the range (None: unbounded) and direction the card declares for a metric not a seat score
+        else:  # the range (None: unbounded) and direction the card declares for another metric
             card, self.direction = reading.get("range"), reading.get("direction")
             if self.direction not in ("higher", "lower"):
                 raise Unreadable(
@@ -199,7 +192,7 @@ class Terms:
                 )
             # (every number read_json passes is finite)
             if card is not None and not (number_pair(card) and card[0] < card[1]):
-                raise Unreadable("the card's range %r is not null or [low, high]" % (card,))
+                raise Unreadable("the card's range %r is not null or [low, high]" % card)
             self.bounds = card and tuple(card)
         low, high = self.bounds or (None, None)
         self.outside = [
@@ -212,17 +205,18 @@ class Terms:
             self.effect, level = reading.get("effect"), first["comparison_level"]
             if self.effect not in ("difference", "log_ratio"):
                 raise Unreadable(
-                    "the card's effect is %r, not difference or log_ratio" % (self.effect,)
+                    "the card's effect is %r, not difference or log_ratio" % self.effect
                 )
             # §4.2: α = (1 − L) ÷ K for K comparisons at the first row's level L (None for K = 0)
             where = "trials.csv line %d, column comparison_level: " % first["_line"]
-            if not 0 < (float(level) if level else math.nan) < 1:
+            if not 0 < float(level or "nan") < 1:
                 raise Unreadable(where + "%r is not a level between 0 and 1" % level)
-            self.alpha = (1 - float(level)) / len(self.compared) if self.compared else None
-            if self.alpha is not None and not 1 - self.alpha / 2 < 1:
-                raise Unreadable(
-                    where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level
-                )
+            if self.compared:
+                self.alpha = (1 - float(level)) / len(self.compared)
+                if not 1 - self.alpha / 2 < 1:
+                    raise Unreadable(
+                        where + "%s leaves no t quantile (1 - alpha/2 rounds to 1)" % level
+                    )
         # D_t's units; a difference is held within the range's width, a log ratio is not cut
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
         cut = self.bounds and self.effect == "difference"
@@ -250,7 +244,8 @@ def blended_index(seat):
 
 
 def grade_for(index, dimensions, rubric):
-    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from 2.0 an A or B needs 3 dimensions ≥ 50."""
+    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from rubric 2.0 an A or B needs three
+    dimensions ≥ 50."""
     floors = ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
     grade = next((letter for floor, letter in floors if index >= floor), "F")
     if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
@@ -315,12 +310,10 @@ def arm_pairs(arm, trials_by_trial, terms):
 
 
 def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
-    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in trial
-    order; none where a value is ≤ 0 for a log ratio."""
+    """§4.1-4.7: comparison `arm`'s figures, from its pairs (D_t, map, both values in range) in
+    trial order; none where a value is ≤ 0 for a log ratio."""
     result, pairs = Comparison(), arm_pairs(arm, trials_by_trial, terms)
-    if pairs is None:  # a value ≤ 0 for a log ratio
-        result.positive = False
-        return result
+    result.positive = pairs is not None  # None: a value ≤ 0 for a log ratio
     if not pairs:
         return result
     diffs, maps, in_range = zip(*pairs)
@@ -331,7 +324,8 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         result.p, result.p_how = sign_flip_p(diffs, alpha)
     if n < 2:
         return result
-    if terms.rule == "fixed":
+    fixed = terms.rule == "fixed"
+    if fixed:
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
         result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
     else:  # the asymptotic confidence sequence (Waudby-Smith et al.)
@@ -343,22 +337,14 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         result.map_interval = cluster_interval(
             diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds
         )
-    if withheld is None and (result.p is not None or terms.rule == "anytime"):
-        # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed, p ≤ α)
-        fixed = [result.bootstrap, result.map_interval] if terms.rule == "fixed" else []
-        sides = {
-            1 if low > 0 else -1 if high < 0 else 0
-            for low, high in filter(None, [result.interval] + fixed)
-        }
+    if withheld is None and (result.p is not None or not fixed):
+        # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed,
+        # p ≤ α)
+        ends = filter(None, [result.interval] + [result.bootstrap, result.map_interval] * fixed)
+        sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in ends}
         result.verdict = "inconclusive"
-        if (
-            len(sides) == 1
-            and 0 not in sides
-            and (terms.rule == "anytime" or result.p <= Fraction(alpha))
-        ):
-            result.verdict = (
-                "better" if sides == {1 if terms.direction == "higher" else -1} else "worse"
-            )
+        if sides in ({1}, {-1}) and (not fixed or result.p <= Fraction(alpha)):
+            result.verdict = "better" if (1 in sides) == (terms.direction == "higher") else "worse"
     return result
 
 
@@ -426,7 +412,8 @@ def print_figure(x, places):
 
 
 def print_comparison_figure(x, places):
-    """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first non-0 digit."""
+    """A comparison's figure not 0 that prints as zero takes up to 3 places more, to its first
+    digit not 0."""
     for shown in range(places, places + SIGN_KEEPING_PLACES + 1):
         text = print_figure(x, shown)
         if x == 0 or text.strip("0."):
@@ -436,7 +423,8 @@ def print_comparison_figure(x, places):
 
 # --- §7 figures and checks
 class Result:
-    """{key, label, published, recomputed, same, difference[, reason]} and (name, agrees, detail)."""
+    """Figures {key, label, published, recomputed, same, difference[, reason]}, checks (name,
+    agrees, detail)."""
 
     matches = None  # §8, under --matches: each match's audit and its rows' differences,
     differences = ()  # and all those differences in order
@@ -463,37 +451,31 @@ def _shown(page):
     return None if page is None else one_line(page if isinstance(page, str) else json.dumps(page))
 
 
-def _label(text):
-    return _clip(_shown(text), LABEL_CHARACTERS)
-
-
 def six_places(page, places, printer):
-    """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny figure)."""
+    """§6's places for the page's figure, from its digits (an unsigned zero: 0 itself or a tiny
+    figure)."""
     (whole, _, fraction), most = page.lstrip("-").partition("."), places + SIGN_KEEPING_PLACES
     if printer is print_figure or int(whole):
         return places
     if not int(fraction or "0") and page[0] != "-":
         return most if len(fraction) == most else places
-    digits = int(
-        fraction.ljust(most + 1, "0")
-    )  # q places once past 5 at place q + 1 (5: below, rounded up)
+    # q places once past 5 at place q + 1 (5: below, rounded up)
+    digits = int(fraction.ljust(most + 1, "0"))
     return next((q for q in range(places, most) if digits > 5 * 10 ** (most - q)), most)
 
 
 def decimal_figure(result, key, name, page, value, places, tolerance, printer=print_figure):
-    """Compare key["figure"] at the places §6 gives it (§7 `same`); skip it where neither side has it."""
+    """Compare key["figure"] at the places §6 gives it (§7 `same`); skipped where neither side
+    has it."""
     if page is None and value is None:
         return
-    label, ours = (
-        "%s: %s" % (name, key["figure"]),
-        None if value is None else printer(value, places),
-    )
+    label = "%s: %s" % (name, key["figure"])
+    ours = None if value is None else printer(value, places)
     if value is None or not (isinstance(page, str) and PRINTED_FIGURE.fullmatch(page)):
         return result.figure(key, label, page, ours, False)
     shown, wanted = len(page.partition(".")[2]), six_places(page, places, printer)
-    wanted = (
-        len(ours.partition(".")[2]) if shown == wanted and not page.strip("0.") else wanted
-    )  # 0, or tiny
+    if shown == wanted and not page.strip("0."):  # 0, or tiny
+        wanted = len(ours.partition(".")[2])
     if shown != wanted:
         reason = "printed at %d places; §6 prints %d" % (shown, wanted)
         return result.figure(key, label, page, ours, False, reason=reason)
@@ -502,42 +484,37 @@ def decimal_figure(result, key, name, page, value, places, tolerance, printer=pr
 
 
 def figure_rows(result, key, name, page, rows):
-    """Each (figure, ours, places, tolerance[, printer]) of a row; places None: exact; an interval's ends."""
+    """Each (figure, ours, places, tolerance[, printer]) of a row; places None: exact; an
+    interval's ends apart."""
     for figure, ours, places, *how in rows:
         shown = page.get("mapInterval" if figure == "map interval" else figure)
         if places is None:
             if shown is None and ours is None:
                 continue
-            same = ours is not None and type(shown) is type(ours) and shown == ours
-            difference = ours - shown if type(ours) is int and type(shown) is int else None
+            same = type(shown) is type(ours) and shown == ours  # (both None: skipped above)
+            difference = ours - shown if type(ours) is type(shown) is int else None
             result.figure(
                 dict(key, figure=figure), "%s: %s" % (name, figure), shown, ours, same, difference
             )
         elif figure in ("interval", "map interval", "bootstrap"):
             ends = shown if isinstance(shown, list) and len(shown) == 2 else [shown, shown]
-            for end, label in ((0, "low"), (1, "high")):
-                decimal_figure(
-                    result,
-                    dict(key, figure=figure + " " + label),
-                    name,
-                    ends[end],
-                    None if ours is None else ours[end],
-                    places,
-                    *how,
-                )
+            for label, page_end, ours_end in zip(("low", "high"), ends, ours or (None, None)):
+                end_key = dict(key, figure=figure + " " + label)
+                decimal_figure(result, end_key, name, page_end, ours_end, places, *how)
         else:
             decimal_figure(result, dict(key, figure=figure), name, shown, ours, places, *how)
 
 
 def comparison_figures(result, arm, label, ours, page, terms):
-    """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its checks."""
+    """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its
+    checks."""
     start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
     p = None if ours.p is None else float(ours.p)
     withheld, shown = page.get("withheld"), page.get("verdict")
     figure_rows(
         result,
         {"comparison": arm},
-        "comparison %s (%s)" % (arm, _label(label)),
+        "comparison %s (%s)" % (arm, _cell(label)),
         page,
         [
             ("n", ours.n, None),
@@ -550,10 +527,9 @@ def comparison_figures(result, arm, label, ours, page, terms):
         ]
         + [("verdict", ours.verdict, None)] * (withheld is None),
     )
-    for figure in (
-        f for f in result.figures[start:] if f["key"]["figure"] == "p" and ours.p_how == "bound"
-    ):
-        figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
+    for figure in result.figures[start:]:
+        if figure["key"]["figure"] == "p" and ours.p_how == "bound":
+            figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
     if ours.p_how not in (None, "bound", "enclosed"):
         result.checks.append(
             ("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
@@ -568,8 +544,8 @@ def comparison_figures(result, arm, label, ours, page, terms):
 
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
-    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1 place);
-    of each of the page's entries that the files lack, its first figure, on the page's side only."""
+    """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1
+    place); of each of the page's entries the files lack, its first figure, the page's side only."""
     page = _by_key(reading, "arms", "arm", int)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
@@ -577,7 +553,7 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
         figure_rows(
             result,
             {"arm": arm},
-            "arm %d (%s)" % (arm, _label(labels[arm])),
+            "arm %d (%s)" % (arm, _cell(labels[arm])),
             page.get(arm, {}),
             rows,
         )
@@ -585,7 +561,7 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
         figure_rows(
             result,
             {"arm": key},
-            "arm %s (not in the files)" % _label(key),
+            "arm %s (not in the files)" % _cell(key),
             page[key],
             [("n", None, None)],
         )
@@ -597,12 +573,12 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
             ("mean", mean, 1, 0),
             ("interval", ours, 1, 0),
         ]
-        figure_rows(result, {"model": model}, "model %s" % _label(model), page.get(model, {}), rows)
+        figure_rows(result, {"model": model}, "model %s" % _cell(model), page.get(model, {}), rows)
     for key in (key for key in page if key not in models):  # and its models the files lack
         figure_rows(
             result,
             {"model": key},
-            "model %s (not in the files)" % _label(key),
+            "model %s (not in the files)" % _cell(key),
             page[key],
             [("seats", None, None)],
         )
@@ -614,7 +590,8 @@ def thousandths(units):
 
 
 def _by_key(reading, part, key, kind):
-    """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0 or "2")."""
+    """§6: the reading's `part` by key, one entry each, each key of its kind (an arm never 2.0
+    or "2")."""
     entries, found = reading.get(part), {}
     if entries is None:
         return found
@@ -635,16 +612,14 @@ def _by_key(reading, part, key, kind):
     return found
 
 
-def first_fault(name, rows, fault):
-    """`name line N: fault` of the first row whose fault(row) is a message (else false), or None."""
-    return next(
-        ("%s line %d: %s" % (name, row["_line"], fault(row)) for row in rows if fault(row)), None
-    )
+def first_fault(rows, fault):
+    """`file line N: fault` of the first row whose fault(row) is a message (else false), or None."""
+    return next(("%s line %d: %s" % (r.file, r["_line"], fault(r)) for r in rows if fault(r)), None)
 
 
-def versus(page, files, agrees, files_text=None, whose="files"):
-    """A page-against-files check's detail: None when it agrees."""
-    return None if agrees else "page %s, %s %s" % (_shown(page), whose, files_text or _shown(files))
+def versus(page, agrees, files, whose="files"):
+    """A page-against-files check's detail (files: the files' side as text): None when it agrees."""
+    return None if agrees else "page %s, %s %s" % (_shown(page), whose, files)
 
 
 def count_fault(page, files):
@@ -654,15 +629,13 @@ def count_fault(page, files):
         agrees = isinstance(page, dict) and not any(
             count_fault(page.get(r, 0), files.get(r, 0)) for r in {*page, *files}
         )
-        return versus(page, None, agrees, json.dumps(files, sort_keys=True))
-    return versus(page, None, type(page) is int and page == files, "%d" % files)
+        return versus(page, agrees, json.dumps(files, sort_keys=True))
+    return versus(page, type(page) is int and page == files, "%d" % files)
 
 
 def number_pair(value):
     """Whether a JSON value is a list of two numbers (a boolean is not one)."""
-    return (
-        isinstance(value, list) and len(value) == 2 and {type(end) for end in value} <= {int, float}
-    )
+    return isinstance(value, list) and len(value) == 2 and {type(x) for x in value} <= {int, float}
 
 
 def match_of(row):
@@ -679,35 +652,22 @@ def row_checks(study_id, trials, seats):
     """Checks 1-12: the canary on every row of trials.csv (1) and of seats.csv (2); every row names
     this study (3); one metric, stopping_rule, comparison_level and rubric on every trials.csv row
     (4-7); every seat's rubric is its trial row's (8); every trials.csv row has a seat row (9) and
-    every seat row a trials.csv row (10); one pair per trial (11); every seat's scorecard (12, §3)."""
-    files = (("trials.csv", trials), ("seats.csv", seats))
+    every seat row a trials.csv row (10); one pair per trial (11); each seat's scorecard (12,
+    §3)."""
     checks = [
         (
             "canary on every %s row" % name,
-            first_fault(
-                name,
-                rows,
-                lambda row: (  # 1-2
-                    row["canary"] != CANARY and "canary missing or altered"
-                ),
-            ),
+            first_fault(rows, lambda row: row["canary"] != CANARY and "canary missing or altered"),
         )
-        for name, rows in files
+        for name, rows in (("trials.csv", trials), ("seats.csv", seats))
     ]
-    study = [
-        first_fault(
-            name,
-            rows,
-            lambda row: (
-                row["study"] != study_id
-                and "study %r, the address names %s" % (row["study"], study_id)
-            ),
-        )
-        for name, rows in files
-    ]
-    checks.append(
-        ("every trials.csv and seats.csv row names this study", study[0] or study[1])
-    )  # 3
+    study = first_fault(
+        trials + seats,
+        lambda row: (
+            row["study"] != study_id and "study %r, the address names %s" % (row["study"], study_id)
+        ),
+    )
+    checks.append(("every trials.csv and seats.csv row names this study", study))
     for column in ("metric", "stopping_rule", "comparison_level", "rubric"):  # 4-7
         found = sorted({row[column] for row in trials})
         checks.append(
@@ -722,11 +682,10 @@ def link_checks(trials, seats):
     pair_of = first_pairs(trials)
     linked = [seat for seat in seats if match_of(seat) in rubric]
     return [
-        (name, first_fault(file, rows, fault))
-        for name, file, rows, fault in (
+        (name, first_fault(rows, fault))
+        for name, rows, fault in (
             (
                 "every seat's rubric is its trial row's",
-                "seats.csv",
                 linked,
                 lambda seat: (  # 8
                     seat["rubric"] != rubric[match_of(seat)]
@@ -736,7 +695,6 @@ def link_checks(trials, seats):
             ),
             (
                 "every trials.csv row has a seat row",
-                "trials.csv",
                 trials,
                 lambda row: (  # 9
                     match_of(row) not in seated
@@ -745,7 +703,6 @@ def link_checks(trials, seats):
             ),
             (
                 "every seats.csv row has a trials.csv row",
-                "seats.csv",
                 seats,
                 lambda seat: (  # 10
                     match_of(seat) not in rubric
@@ -754,7 +711,6 @@ def link_checks(trials, seats):
             ),
             (
                 "one pair per trial",
-                "trials.csv",
                 trials,
                 lambda row: (  # 11
                     pair_of[row["trial"]] != row["pair"]
@@ -763,7 +719,6 @@ def link_checks(trials, seats):
             ),
             (
                 "every seat's fitness index and grade as its dimensions give",
-                "seats.csv",
                 seats,  # 12
                 scorecard_fault,
             ),
@@ -775,7 +730,9 @@ def page_checks(trials, seats, reading, terms):
     """Checks 13-19: the page's counts of trials, rows, valued, seats, noValue, pairsIn and pairsOut
     are the files'; 20-23: its metric, stoppingRule, comparisonLevel and rubric are the files';
     24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
-    counts = reading.get("counts") if isinstance(reading.get("counts"), dict) else {}
+    counts = reading.get("counts")
+    if not isinstance(counts, dict):
+        counts = {}
     pairs, first = list(first_pairs(trials).values()), trials[0]
     files = {
         "trials": len(pairs),
@@ -793,30 +750,31 @@ def page_checks(trials, seats, reading, terms):
     level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
     ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
     checks += [
-        ("the page's %s is the files'" % f, versus(reading.get(f), value, reading.get(f) == value))
+        (
+            "the page's %s is the files'" % f,
+            versus(reading.get(f), reading.get(f) == value, _shown(value)),
+        )
         for f, value in ours
     ]
     # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
-    same = (
-        page is None
-        and level is None
-        or isinstance(page, str)
-        and level is not None
-        and (DECIMAL_TEXT.fullmatch(page) and Decimal(page) == Decimal(level))
+    same = page == level or (
+        isinstance(page, str)
+        and level
+        and DECIMAL_TEXT.fullmatch(page)
+        and Decimal(page) == Decimal(level)
     )
-    fault = versus(page, None, same, level)
-    checks.insert(-1, ("the page's comparisonLevel is the files'", fault))
+    checks.insert(-1, ("the page's comparisonLevel is the files'", versus(page, same, level)))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
         checks += [
             (
                 "the page's range is %s's" % terms.metric,  # 24
-                versus(page, None, agrees, "[%s, %s]" % terms.bounds, "the metric's"),
+                versus(page, agrees, "[%s, %s]" % terms.bounds, "the metric's"),
             ),
             (
                 "the page's direction is the files'",  # 25
-                versus(direction, terms.direction, direction == terms.direction),
+                versus(direction, direction == terms.direction, terms.direction),
             ),
         ]
     return checks
@@ -834,10 +792,9 @@ def recompute_reading(study_id, trials, seats, reading, rho):
         SEAT_SCORES,
         "which trials played whole (whole_trial), the seats the model table reads",
     ]
-    if terms.compared:
-        result.trust.append(
-            "which pairs each comparison read (pair, in_comparison): the page's own account"
-        )
+    result.trust += [
+        "which pairs each comparison read (pair, in_comparison): the page's own account"
+    ] * bool(terms.compared)
     for arm in terms.compared:
         page = pages.get(arm, {})
         withheld = page.get("withheld")
@@ -856,9 +813,7 @@ def recompute_reading(study_id, trials, seats, reading, rho):
     checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
     if terms.bounds is not None:
         name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
-        checks.append(
-            (name, first_fault("trials.csv", terms.outside, lambda row: "value " + row["value"]))
-        )
+        checks.append((name, first_fault(terms.outside, lambda row: "value " + row["value"])))
     result.checks += [(name, not fault, fault or None) for name, fault in checks]
     if not terms.seat_score:
         card = _shown(reading.get("range")), terms.direction
@@ -876,15 +831,11 @@ def value_figures(result, trials, seats, terms):
         if seat["focal"] == "true":
             focal.setdefault(match_of(seat), []).append(seat)
     for row in (row for row in trials if terms.seat_score and row["value"]):
-        ours, page = (
-            value_from_seats(focal.get(match_of(row)), terms.metric),
-            exact_units(row["value"], 3),
-        )
-        key = {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"}
-        label = "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"])
+        ours = value_from_seats(focal.get(match_of(row)), terms.metric)
+        page = exact_units(row["value"], 3)
         result.figure(
-            key,
-            label,
+            {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
+            "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
             thousandths(page),
             thousandths(ours),
             ours == page,
@@ -894,10 +845,12 @@ def value_figures(result, trials, seats, terms):
         )
 
 
-# --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to its record
+# --- §8 a study end to end (--matches): each match audited by recompute.py, each row tied to
+# its record
 MAX_MATCHES = 1000  # a study plays at most this many matches
 SEAT_SCORES = "each seat's scores as its match's report published them"  # trusted, unless --matches
-# records.md §2.2-2.3: the columns that name a record, by the part of it that holds them (column:key)
+# records.md §2.2-2.3: the columns that name a record, by the part of it that holds them
+# ("column:key")
 TIED = {
     name: [
         (column, part, key or column)
@@ -905,7 +858,8 @@ TIED = {
         for column, _, key in (c.partition(":") for c in columns.split())
     ]
     for name, spec in {
-        "trials.csv": "archive: rounds_played:rounds rounds_planned:planned; default: rubric; focal: value",
+        "trials.csv": "archive: rounds_played:rounds rounds_planned:planned; "
+        "default: rubric; focal: value",
         "seats.csv": "agent: name model reputation aggression; "
         "meter: turns rounds_sat_out:roundsSatOut error_turns:errorTurns spend; "
         "metrics: rests:rest looks:look moves:move gathers:gather crafts:craft builds:build "
@@ -926,59 +880,56 @@ def by_trial(seats):
     return seats_of
 
 
-def tie_rows(name, rows, views):
-    """Each field of the rows that differs from its record (views: each row's parts of the record);
+def tie_row(name, row, view):
+    """Each field of a row that differs from its record (view: the row's parts of the record);
     records.md §2.3: a number is its record's same number (44.0 and 44); text is the same text."""
     out = []
-    for row, view in zip(rows, views):
-        for column, part, key in (tied for tied in TIED[name] if tied[1] in view):
-            value, record = row[column], view[part].get(key)
-            if record is None:
-                same = value == ""
-            elif column in TEXT_COLUMNS:
-                same = value == record
-            else:
-                same = (
-                    value != ""
-                    and type(record) in (int, float)
-                    and (Decimal(value) == Decimal(repr(record)))
-                )
-            if not same:
-                out.append(
-                    {
-                        "file": name,
-                        "line": row["_line"],
-                        "trial": int(row["trial"]),
-                        "arm": int(row["arm"]),
-                        "seat": int(row["seat"]) if name == "seats.csv" else None,
-                        "column": column,
-                        "value": row[column],
-                        "record": _shown(record),
-                        "source": "report" if part in ("card", "default", "focal") else "archive",
-                    }
-                )
+    for column, part, key in (tied for tied in TIED[name] if tied[1] in view):
+        value, record = row[column], view[part].get(key)
+        if record is None:
+            same = value == ""
+        elif column in TEXT_COLUMNS:
+            same = value == record
+        else:
+            same = (
+                value != ""
+                and type(record) in (int, float)
+                and Decimal(value) == Decimal(repr(record))
+            )
+        if not same:
+            out.append(
+                {
+                    "file": name,
+                    "line": row["_line"],
+                    "trial": int(row["trial"]),
+                    "arm": int(row["arm"]),
+                    "seat": int(row["seat"]) if name == "seats.csv" else None,
+                    "column": column,
+                    "value": row[column],
+                    "record": _shown(record),
+                    "source": "report" if part in ("card", "default", "focal") else "archive",
+                }
+            )
     return out
 
 
 def audit_brief(rc, full):
     """One rubric's audit of a match in brief; with its text where it does not agree."""
-    rows = [(n, r) for n, s in enumerate(full["seats"], 1) for r in s["figures"]]
     brief = {
         k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()
     }
-    brief.update(
-        checksFailed=[c for c in full["checks"] if not c["agrees"]],
-        differs=[
-            {
-                "seat": n,
-                "figure": r["key"]["figure"],
-                "published": r["published"],
-                "recomputed": r["recomputed"],
-            }
-            for n, r in rows
-            if r["same"] is False
-        ],
-    )
+    brief["checksFailed"] = [c for c in full["checks"] if not c["agrees"]]
+    brief["differs"] = [
+        {
+            "seat": n,
+            "figure": r["key"]["figure"],
+            "published": r["published"],
+            "recomputed": r["recomputed"],
+        }
+        for n, s in enumerate(full["seats"], 1)
+        for r in s["figures"]
+        if r["same"] is False
+    ]
     if full["exit"]:
         text = io.StringIO()
         rc.print_audit(full, text)
@@ -998,8 +949,8 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
     named = [v for v in versions if v is not None] or [None]
     audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
     agents, metrics, seats_of = archive["seats"], archive["metrics"] or {}, by_trial(seats)
-    roster, trial_views, seat_views, faults = list(range(1, len(agents) + 1)), [], [], []
-    key = {column: name for column, part, name in TIED["seats.csv"] if part == "card"}.get(metric)
+    roster, differences, faults = list(range(1, len(agents) + 1)), [], []
+    key = {column: name for column, _, name in TIED["seats.csv"]}.get(metric)  # its card's
     for row in trials:
         seated = seats_of.get((row["trial"], row["arm"]), [])
         numbers = [int(s["seat"]) for s in seated]
@@ -1017,28 +968,26 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
             focal = [
                 cards[n - 1]["published"].get(key)
                 for n, s in zip(numbers, seated)
-                if 1 <= n <= len(agents) and s["focal"] == "true"
+                if n in roster and s["focal"] == "true"
             ]
             view["focal"] = {
                 "value": None
                 if not focal or None in focal
                 else rc.hu(rc.running_sum(focal) / len(focal), 3)
             }
-        trial_views.append(view)
-    in_roster = [s for s in seats if 1 <= int(s["seat"]) <= len(agents)]
+        differences += tie_row("trials.csv", row, view)
+    in_roster = [s for s in seats if int(s["seat"]) in roster]
     for seat in in_roster:
-        agent = agents[int(seat["seat"]) - 1]
+        n = int(seat["seat"]) - 1
+        agent = agents[n]
         entry = metrics.get(agent["id"]) or {}
-        counts = {name: entry[name] for name in entry.get("seen", ())}
-        if entry.get("seen", set()) & {"message", "message_private"}:
+        seen = entry.get("seen", set())
+        counts = {name: entry[name] for name in seen}
+        if seen & {"message", "message_private"}:
             counts["messages"] = entry["message"] + entry["message_private"]
-        card = reports[seat["rubric"] or None]["cards"][int(seat["seat"]) - 1]["published"]
-        seat_views.append(
-            {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card}
-        )
-    differences = tie_rows("trials.csv", trials, trial_views) + tie_rows(
-        "seats.csv", in_roster, seat_views
-    )
+        card = reports[seat["rubric"] or None]["cards"][n]["published"]
+        view = {"agent": agent, "meter": agent["meter"] or {}, "metrics": counts, "card": card}
+        differences += tie_row("seats.csv", seat, view)
     return {
         "audits": audits,
         "differences": differences,
@@ -1047,54 +996,56 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
     }
 
 
-def end_to_end(rc, args, study, trials, seats, result):
-    """§8: every match the trials name, args.jobs at a time; the three checks; what is no longer trusted."""
+def end_to_end(rc, study, trials, seats, result):
+    """§8: every match the trials name, --jobs at a time; the three checks; what is no longer
+    trusted."""
     named = Counter(row["match"] for row in trials if row["match"])
     # {match: (its trials.csv rows, its seats.csv rows)}, matches in trial order
     seats_of, groups = by_trial(seats), {}
-    for row in (row for row in trials if row["match"]):
-        group = groups.setdefault(row["match"], ([], []))
-        group[0].append(row)
-        group[1].extend(seats_of.get((row["trial"], row["arm"]), []))
+    for row in trials:
+        if row["match"]:
+            rows, seated = groups.setdefault(row["match"], ([], []))
+            rows.append(row)
+            seated.extend(seats_of.get((row["trial"], row["arm"]), []))
     if len(groups) > MAX_MATCHES:
         raise Unreadable(
             "trials.csv names %d matches; a study plays at most %d (study.md §8)"
             % (len(groups), MAX_MATCHES)
         )
-    result.matches = audit_all(rc, groups, args, study)
+    result.matches = audit_all(rc, groups, study)
     result.differences = [d for m in result.matches for d in m["differences"]]
     result.rows = {"trials.csv": len(trials), "seats.csv": len(seats)}
     faults = [fault for m in result.matches for fault in m["roster"]]
-    checks = [
-        (name, first_fault("trials.csv", trials, fault))
+    unnamed = first_fault(
+        trials,
+        lambda row: (
+            row["value"]
+            and not row["match"]
+            and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])
+        ),
+    )
+    twice = first_fault(
+        trials,
+        lambda row: (
+            named[row["match"]] > 1
+            and "%s is named by %d rows" % (row["match"], named[row["match"]])
+        ),
+    )
+    roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
+    result.checks += [
+        (name, not fault, fault or None)
         for name, fault in (
-            (
-                "every trials.csv row with a value names its match",
-                lambda row: (
-                    row["value"]
-                    and not row["match"]
-                    and "trial %s arm %s has a value and names no match"
-                    % (row["trial"], row["arm"])
-                ),
-            ),
-            (
-                "no match is named by two trials.csv rows",
-                lambda row: (
-                    named[row["match"]] > 1
-                    and "%s is named by %d rows" % (row["match"], named[row["match"]])
-                ),
-            ),
+            ("every trials.csv row with a value names its match", unnamed),
+            ("no match is named by two trials.csv rows", twice),
+            ("every match's roster has one seats.csv row per seat, and no more", roster),
         )
     ]
-    roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
-    checks.append(("every match's roster has one seats.csv row per seat, and no more", roster))
-    result.checks += [(name, not fault, fault or None) for name, fault in checks]
     result.trust.remove(SEAT_SCORES)
 
 
-def match_result(rc, mid, rows, args, study):
+def match_result(rc, mid, rows, study):
     """One match's §8 audit as data; exit 2 with the reason where it cannot be read."""
-    out = {"match": mid, "trials": [[int(r["trial"]), int(r["arm"])] for r in rows[0]]}
+    out = {"match": mid, "trials": [list(match_of(r)) for r in rows[0]]}
     versions = list(dict.fromkeys(row["rubric"] or None for row in rows[0] + rows[1]))
     try:
         unknown = [v for v in versions if v is not None and v not in rc.RUBRICS]
@@ -1105,8 +1056,8 @@ def match_result(rc, mid, rows, args, study):
             )
         match = gather_match(rc, mid, versions, study)
         out.update(audit_match(rc, mid, *rows, study.metric, match, versions))
-        if args.against:
-            out["count"], out["changes"] = match_changes(rc, match, mid, args.against)
+        if study.args.against:
+            out["count"], out["changes"] = match_changes(rc, match, mid, study.args.against)
     except (Unreadable, rc.Unreadable) as error:
         return dict(
             out,
@@ -1152,7 +1103,8 @@ def match_changes(rc, match, mid, old):
 
 
 # ---------------------------------------------------------------- the files
-# Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3; "": any text)
+# Each file's columns in order with their fields' forms (study.md §2, records.md §2.2-2.3;
+# "": any text)
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
 FORMS = {
@@ -1181,11 +1133,11 @@ TRIALS, SEATS = (
         r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
     )
 )
-CSV_FIELD = (
-    r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'  # RFC 4180: quoted whole, or no quote, comma or line break
-)
+# RFC 4180: a field quoted whole, or with no quote, comma or line break
+CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'
 CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
-# A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on 3.9, unnamed)
+# A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
+# 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
 
 
@@ -1201,7 +1153,8 @@ def read_seats(body):
 
 
 class Row(tuple):
-    """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small."""
+    """A CSV row's fields and line by column name (row["trial"], row["_line"]), as a tuple: small;
+    row.file names its file."""
 
     __slots__ = ()
 
@@ -1215,7 +1168,7 @@ def read_csv(body, name, forms, key, flags):
     columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     places = {column: place for place, column in enumerate(columns + ("_line",))}
-    kind = type("Row", (Row,), {"__slots__": (), "places": places})
+    kind = type("Row", (Row,), {"__slots__": (), "places": places, "file": name})
     for line, fields in _records(text.replace("\x00", "\udc00"), name, columns):
         at = "%s line %d, column %%s: " % (name, line)
         for column, field in zip(columns, fields):
@@ -1230,9 +1183,7 @@ def read_csv(body, name, forms, key, flags):
                         at % column
                         + "%s is not of the form %s" % (_shown_field(field), forms[column])
                     )
-                if len(field) > EXACT_DIGITS and re.match(
-                    "-?[0-9]{%d}" % (EXACT_DIGITS + 1), field
-                ):
+                if re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
                     raise Unreadable(
                         at % column + "%s has more digits before its point than the %d a double "
                         "holds exactly" % (_shown_field(field), EXACT_DIGITS)
@@ -1347,11 +1298,8 @@ def _number_no_double_holds(document):
                     (key, iter(value.items() if isinstance(value, dict) else enumerate(value)))
                 )
                 break
-            if (
-                type(value) is float
-                and not math.isfinite(value)
-                or (type(value) is int and abs(value) > 2**53)
-            ):
+            kind = type(value)
+            if kind is float and not math.isfinite(value) or kind is int and abs(value) > 2**53:
                 path = ""
                 for step in [entry[0] for entry in stack[1:]] + [key]:
                     path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
@@ -1401,7 +1349,7 @@ def _clip(text, n):
 
 
 def _cell(value):
-    return "none" if value is None else _clip(_shown(value), 24)
+    return "none" if value is None else _clip(_shown(value), LABEL_CHARACTERS)
 
 
 def _difference(f, form=" %+d"):
@@ -1455,11 +1403,8 @@ def _figure_tables(figures, values, wrong):
         if f.get("bound")
     ]
     if values:
-        lines += [
-            "",
-            "trial values from their focal seats: %d of %d agree"
-            % (len(values) - len(wrong), len(values)),
-        ]
+        n = len(values) - len(wrong)  # those that agree
+        lines += ["", "trial values from their focal seats: %d of %d agree" % (n, len(values))]
     return lines
 
 
@@ -1473,41 +1418,32 @@ def report_text(header, result, every):
     if wrong:
         lines += ["", "root causes: trial values that do not follow from their focal seats"]
     lines += [
-        "  %s line %d: trial %d arm %d value %s; its focal seats give %s%s"
-        % (
-            f["file"],
-            f["line"],
-            f["key"]["trial"],
-            f["key"]["arm"],
-            f["published"],
-            _cell(f["recomputed"]),
-            _difference(f, " (%+d)"),
-        )
+        "  %(file)s line %(line)d: trial %(trial)d arm %(arm)d value %(published)s; "
+        "its focal seats give %(ours)s%(off)s"
+        % dict(f, **f["key"], ours=_cell(f["recomputed"]), off=_difference(f, " (%+d)"))
         for f in wrong
     ]
     if not every:
         lines += _figure_tables(figures, values, wrong)
-    width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
-    for what, source, rows in (
-        ("figure", "page", figures),
-        ("trial value", "trials.csv", values),
-    ) * every:
-        if rows:  # --all: every figure, then every trial value, on a row of its own
-            lines += ["", "%-*s %-12s recomputed" % (width, what, source)]
-        for f in rows:
-            same = "same" if f["same"] else "DIFFERS" + _difference(f)
-            lines.append(
-                "%-*s %-12s %-12s %s"
-                % (
-                    width,
-                    _clip(f["label"], width),
-                    _cell(f["published"]),
-                    _cell(f["recomputed"]),
-                    same,
+    else:  # --all: every figure, then every trial value, on a row of its own
+        width = min(max([len(f["label"]) for f in figures + values] + [20]), 60) + 2
+        for what, side, rows in ("figure", "page", figures), ("trial value", "trials.csv", values):
+            if rows:
+                lines += ["", "%-*s %-12s recomputed" % (width, what, side)]
+            for f in rows:
+                same = "same" if f["same"] else "DIFFERS" + _difference(f)
+                lines.append(
+                    "%-*s %-12s %-12s %s"
+                    % (
+                        width,
+                        _clip(f["label"], width),
+                        _cell(f["published"]),
+                        _cell(f["recomputed"]),
+                        same,
+                    )
                 )
-            )
-            if f.get("reason"):
-                lines.append("    (%(reason)s)" % f)
+                if f.get("reason"):
+                    lines.append("    (%(reason)s)" % f)
     lines += check_lines(result, every)
     width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
     return "\n".join(
@@ -1532,10 +1468,9 @@ def check_lines(result, every):
     ]
     agreeing = len(result.checks) - len(shown)
     if agreeing:
-        others = "the other" if shown else "all"
         lines.append(
             "  %s %d %s (--all lists each)"
-            % (others, agreeing, "agrees" if agreeing == 1 else "agree")
+            % ("the other" if shown else "all", agreeing, "agrees" if agreeing == 1 else "agree")
         )
     # the counts kept apart: figures, checks and, under --matches, matches, waits and rows
     counts = _summary(result)
@@ -1559,8 +1494,8 @@ def check_lines(result, every):
 
 
 def study_verdict(result):
-    """The study's verdict line: figures by their key (in words, comparison 1, model m, trial 3 arm 1,
-    at most 40 characters), checks by number, then each match's findings."""
+    """The study's verdict line: figures by their key (in words, comparison 1, model m, trial 3
+    arm 1, at most 40 characters), checks by number, then each match's findings."""
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
     keys = [f["key"] for f in result.figures if not f["same"]]
@@ -1607,25 +1542,25 @@ def _summary(result):
     if matches is None:
         return counts
     differing = {(d["file"], d["line"]) for d in result.differences}
-    agree = {
-        n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
-        for n in ("trials.csv", "seats.csv")
-    }
-    recompute = sum(1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"]))
     return dict(
         counts,
         matches=len(matches),
-        matchesRecompute=recompute,
+        matchesRecompute=sum(
+            1 for m in matches if m["audits"] and not any(a["exit"] for a in m["audits"])
+        ),
         unreadable=[m["match"] for m in matches if "error" in m],
         rows=result.rows,
         waited=round(result.waited),
-        rowsAgree=agree,
+        rowsAgree={
+            n: sum(m["rows"][n] for m in matches) - sum(1 for f, _ in differing if f == n)
+            for n in ("trials.csv", "seats.csv")
+        },
     )
 
 
 def match_lines(matches, fields):
-    """§8: a line per match (its whole audit where it does not recompute), then each field that differs
-    from its match's record: where, the file's value, the record's."""
+    """§8: a line per match (its whole audit where it does not recompute), then each field that
+    differs from its match's record: where, the file's value, the record's."""
     lines = [""]
     for m in matches:
         more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
@@ -1646,10 +1581,8 @@ def match_lines(matches, fields):
         ]
     for d in fields:
         seat = "" if d["seat"] is None else " seat %d" % d["seat"]
-        value, record = (
-            _clip(_shown(d["value"]), 24) or "(empty)",
-            _clip(d["record"] or "(none)", 24),
-        )
+        value = _clip(_shown(d["value"]), 24) or "(empty)"
+        record = _clip(d["record"] or "(none)", 24)
         lines.append(
             "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d
             + seat
@@ -1659,7 +1592,8 @@ def match_lines(matches, fields):
 
 
 def _json_figure(f):
-    """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number loses."""
+    """Its texts as the numbers they print, `shown` keeping a text whose places or sign the number
+    loses."""
     number = {
         side: float(text) if "." in text else int(text)
         for side, text in f.items()
@@ -1670,31 +1604,6 @@ def _json_figure(f):
     }
     shown = {side: f[side] for side in number if f.get("reason") or not float(f[side])}
     return dict(f, **number, **({"shown": shown} if shown else {}))
-
-
-def report_json(study_id, address, sources, result, status, against, copy):
-    """--json: the report as one JSON document (copy, matches and against only where there are)."""
-    out = {
-        "script": SCRIPT,
-        "version": VERSION,
-        "exit": status,
-        "study": study_id,
-        "address": address,
-        "sources": sources,
-    }
-    if copy:
-        out["copy"] = copy
-    out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
-    if result.matches is not None:
-        out.update(matches=result.matches, differences=result.differences)
-    out.update(
-        checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
-        trusted=result.trust,
-        verdict=study_verdict(result),
-    )
-    if against:
-        out["against"] = against
-    return out
 
 
 # ---------------------------------------------------------------- gather the study
@@ -1717,13 +1626,14 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
     """(base, handle, study id, address, what named its server) of https://host[/prefix]/u/
     <handle>/studies/<id>, as pasted, or of its path alone (/u/...) under base."""
     path = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
-    if named == "--base" and not path.startswith("/u/"):
+    own = not path.startswith("/u/")  # a whole address, naming its own server
+    if named == "--base" and own:
         raise Usage(
             "--base names the server for a study's path (/u/<handle>/studies/<id>), and "
             "%s names its own: give one or the other" % _shown(path)
         )
-    match = STUDY_ADDRESS.fullmatch(base.rstrip("/") + path if path.startswith("/u/") else path)
-    if match is None or match.group(2) is not None and not 0 < int(match.group(2)) < 65536:
+    match = STUDY_ADDRESS.fullmatch(path if own else base.rstrip("/") + path)
+    if match is None or not 0 < int(match.group(2) or 1) < 65536:
         if MATCH_ID.match(path):
             raise Usage("%s is a match: audit it with recompute.py %s" % (path, path))
         if path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path:
@@ -1732,8 +1642,7 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
             "not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
             "s_<8 hex digits>, its path /u/..., or a folder --save wrote)" % _shown(address)
         )
-    named = named if path.startswith("/u/") else "the study's address"
-    return match.group(1), match.group(3), match.group(4), match.group(), named
+    return (*match.group(1, 3, 4), match.group(), "the study's address" if own else named)
 
 
 class Gather:
@@ -1749,10 +1658,10 @@ class Gather:
     def get(self, option, path):
         name, given = FILES[option], getattr(self.args, option)
         if given is not None:
-            self.files[name], self.used[name] = read_file(given, None), "saved copy " + given
+            body, self.used[name] = read_file(given, None), "saved copy " + given
         elif name in self.copy:
-            where = "saved copy " + os.path.join(self.args.address, name)
-            self.files[name], self.used[name] = self.copy[name], where
+            body = self.copy[name]
+            self.used[name] = "saved copy " + os.path.join(self.args.address, name)
         elif self.offline:
             raise Unreadable(
                 "reading offline, nothing is fetched: the study needs its %s; give it "
@@ -1761,14 +1670,15 @@ class Gather:
         else:
             self.used[name] = "served " + self.origin + path
             try:
-                self.files[name] = self.args.net.get(self.origin + path, name, self.args.named)
+                body = self.args.net.get(self.origin + path, name, self.args.named)
             except Unreadable as err:
                 if getattr(err, "status", None) != 404 or option == "page":
                     raise
                 raise Unreadable(
                     "%s: no such handle or study, or a run set (a run set has no files)" % err
                 )
-        return self.files[name]
+        self.files[name] = body
+        return body
 
 
 def read_study(gather, handle, study_id):
@@ -1778,13 +1688,12 @@ def read_study(gather, handle, study_id):
     seats = read_seats(gather.get("seats", base + "seats.csv"))
     profile = read_json(gather.get("page", "/u/%s.json" % handle), "the profile JSON")
     card, reading = find_reading(profile, study_id)
-    if trials[0]["stopping_rule"] != "anytime":
-        if (
-            gather.args.recipe is not None
-        ):  # said in the report's head, as where each file came from
+    rule, recipe = trials[0]["stopping_rule"], gather.args.recipe
+    if rule != "anytime":
+        if recipe is not None:  # said in the report's head, as where each file came from
             gather.used["recipe.json"] = "not read (--recipe %s): the rule is %s, not anytime" % (
-                _shown(gather.args.recipe),
-                trials[0]["stopping_rule"],
+                _shown(recipe),
+                rule,
             )
         return trials, seats, reading, None
     recipe_id = card.get("recipe")
@@ -1923,14 +1832,12 @@ def load_recompute():
     return module
 
 
-def audit_all(rc, groups, args, study):
-    """Each match of the study, args.jobs at a time, in trial order; progress on a terminal."""
-    results, pool = [], ThreadPoolExecutor(max_workers=args.jobs)
-    futures = [
-        pool.submit(match_result, rc, mid, rows, args, study) for mid, rows in groups.items()
-    ]
-    for i, future in enumerate(futures):
-        progress("match %d/%d" % (i + 1, len(futures)))
+def audit_all(rc, groups, study):
+    """Each match of the study, --jobs at a time, in trial order; progress on a terminal."""
+    results, pool = [], ThreadPoolExecutor(max_workers=study.args.jobs)
+    futures = [pool.submit(match_result, rc, mid, rows, study) for mid, rows in groups.items()]
+    for i, future in enumerate(futures, 1):
+        progress("match %d/%d" % (i, len(futures)))
         while wait([future], timeout=0.25).not_done:
             pass  # a timed wait: Ctrl-C reaches the main thread between two
         results.append(future.result())
@@ -1995,7 +1902,7 @@ def audit_study(args, rc, copies, names, staged):
             staged=staged,
             args=args,
         )
-        end_to_end(rc, args, study, trials, seats, result)
+        end_to_end(rc, study, trials, seats, result)
         for m in result.matches:  # a match the copy has and the study no longer names: its row
             count += m.pop("count", 0)
             changes = (changes + m.pop("changes", []))[:MAX_CHANGES]
@@ -2034,26 +1941,36 @@ def altered(args, folder, err, own):
 
 
 def print_report(args, names, gather, terms, result, status, against):
-    """The report, text or --json: names are (study id, address, the line naming a copy)."""
+    """The report, text or --json (one document: copy, matches and against only where there are);
+    names are (study id, address, the line naming a copy)."""
     (study_id, address, copy), (old, count, changes) = names, against
     if args.json:
-        return print_json(
-            report_json(
-                study_id,
-                address,
-                gather.used,
-                result,
-                status,
-                old
-                and {
-                    "folder": args.against,
-                    "savedAt": old[0]["savedAt"],
-                    "count": count,
-                    "changes": changes,
-                },
-                copy,
-            )
+        out = {
+            "script": SCRIPT,
+            "version": VERSION,
+            "exit": status,
+            "study": study_id,
+            "address": address,
+            "sources": gather.used,
+        }
+        if copy:
+            out["copy"] = copy
+        out.update(summary=_summary(result), figures=[_json_figure(f) for f in result.figures])
+        if result.matches is not None:
+            out.update(matches=result.matches, differences=result.differences)
+        out.update(
+            checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
+            trusted=result.trust,
+            verdict=study_verdict(result),
         )
+        if old:
+            out["against"] = {
+                "folder": args.against,
+                "savedAt": old[0]["savedAt"],
+                "count": count,
+                "changes": changes,
+            }
+        return print_json(out)
     header = [copy] * bool(copy) + ["study %s at %s" % (study_id, address)]
     header += ["  %s: %s" % item for item in gather.used.items()] + [
         "  metric %s (%s, range %s, %s is better)"
@@ -2768,20 +2685,16 @@ def start(main):
 # ==================================================================== the shared block's end
 
 
-# ---------------------------------------------------------------- appendix: the exact sign-flip test, fast
+# ------------------------------------------------------- appendix: the exact sign-flip test, fast
 SPLITMIX_CHUNK = 4096  # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
-SIGN_FLIP_MAX_BYTES = (
-    140 * 2**20
-)  # the packed counts, at most: with the allocator's slack, under 256 MB
+# the packed counts, at most: with the allocator's slack, under 256 MB
+SIGN_FLIP_MAX_BYTES = 140 * 2**20
 SIGN_FLIP_ENCLOSE_FROM = (
     128  # non-zero pairs: from here p is first enclosed (below, counted at once)
 )
-SIGN_FLIP_LEVELS = (
-    (6, 14),
-    (8, 24),
-    (16, 40),
-)  # each enclosure's bytes a slot and Z (tails < e**-2Z cut)
+# each enclosure's bytes a slot and Z (tails < e**-2Z cut)
+SIGN_FLIP_LEVELS = ((6, 14), (8, 24), (16, 40))
 SIGN_FLIP_FLOOR_EVERY = 3  # items between floors: the bits of headroom a slot keeps
 PROGRESS_AFTER = 3  # seconds a count runs before a terminal is shown how far it has come
 
@@ -2795,9 +2708,10 @@ def bootstrap_draws(seed, n, count):
 
 
 def _splitmix64_chunks(seed, count):
-    """SplitMix64's first `count` outputs (§4.6) as (z, mask, k): k outputs in 128-bit slots of z. Plain,
-    mod 2**64: state += γ; z = state; z = (z ^ z >> 30)·M1; z = (z ^ z >> 27)·M2; output z ^ z >> 31.
-    Here slot k's state is seed + k·γ, and masking each slot to its low 64 bits is the reduction."""
+    """SplitMix64's first `count` outputs (§4.6) as (z, mask, k): k outputs in 128-bit slots of z.
+    Plain, mod 2**64: state += γ; z = state; z = (z ^ z >> 30)·M1; z = (z ^ z >> 27)·M2; output
+    z ^ z >> 31. Here slot k's state is seed + k·γ, and masking each slot to its low 64 bits is the
+    reduction."""
     gamma, mask64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
     chunk = min(count, SPLITMIX_CHUNK) or 1
     ones = int.from_bytes((b"\x01" + bytes(15)) * chunk, "little")
@@ -2823,16 +2737,16 @@ def _slots(z, k):
 def sign_flip_p(diffs, alpha):
     """§4.5's p as (Fraction, how): how None for the exact count; "bound" where Hoeffding's bound
     2·exp(−S1² ÷ (2·Σ D_t²)) is below 0.00005 and alpha (it fixes the printed p and the verdict);
-    "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on one side
-    of alpha (lo); else why not: the exact count over its cap, p within ~1e-9 of a 4-place edge or alpha."""
+    "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on
+    one side of alpha (lo); else why not: the exact count over its cap, p within ~1e-9 of a
+    4-place edge or alpha."""
     s1, s2 = sum(diffs), sum(d * d for d in diffs)  # integers: exact
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)  # the margin covers exp's rounding
         if bound < 0.00005 * (1 - 1e-9) and bound < alpha:  # below it p prints 0.0000
             return Fraction(max(bound, 2.0**-1074)), "bound"
-    few = (
-        len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM
-    )  # counted at once, where the count fits
+    # counted at once, where the count fits
+    few = len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM
     for level in (None,) * few + SIGN_FLIP_LEVELS * bool(s1) + (None,):
         ends = sign_flip_count(diffs, level)
         if isinstance(ends, str):  # over the cap: the next level, or (the last) why not
@@ -2845,26 +2759,22 @@ def sign_flip_p(diffs, alpha):
 
 
 def sign_flip_count(diffs, level=None):
-    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi] holding that
-    count ÷ 2**n; or why not counted. Plain: a subset of sum x given + has Σ s_t|D_t| = 2x − A (A = Σ|D_t|),
-    so the count is twice (the tails mirror) the subsets of sum x ≤ c = (A − |S1|) ÷ 2: count c[x] from
-    c = [1] and c ← c + (c shifted by |D_t|) for each t, then sum c[0..c]. Fast: _count_at_most."""
+    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi]
+    holding that count ÷ 2**n; or why not counted. Plain: a subset of sum x given + has
+    Σ s_t|D_t| = 2x − A (A = Σ|D_t|), so the count is twice (the tails mirror) the subsets of sum
+    x ≤ c = (A − |S1|) ÷ 2: count c[x] from c = [1] and c ← c + (c shifted by |D_t|) for each t,
+    then sum c[0..c]. Fast: _count_at_most."""
     n, s1 = len(diffs), sum(diffs)
     if s1 == 0:
         return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
-    slot_bytes, z = level or (
-        (len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8,
-        None,
-    )  # exact: never floored
+    # exact: never floored
+    slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)
     plan = list(_windows(sizes, (sum(sizes) - abs(s1) // common) // 2, z))
-    peak = (
-        max(
-            min(high + b - a, b) - max(low, 0) + 1  # a table's slots, before each cut
-            for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)
-        )
-        * slot_bytes
+    peak = slot_bytes * max(
+        min(high + b - a, b) - max(low, 0) + 1  # a table's slots, before each cut
+        for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)
     )
     if peak > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
@@ -2875,9 +2785,10 @@ def sign_flip_count(diffs, level=None):
 
 
 def _windows(sizes, c, z):
-    """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x kept, highest
-    x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts under e**(−2Z): x < A_j ÷ 2 − t (t² >
-    Z·Σ a² of the items so far) and x > c − (A − A_j) ÷ 2 + t' (t'² > Z·Σ a² of the rest, which lifts x)."""
+    """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x
+    kept, highest x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts under
+    e**(−2Z): x < A_j ÷ 2 − t (t² > Z·Σ a² of the items so far) and x > c − (A − A_j) ÷ 2 + t'
+    (t'² > Z·Σ a² of the rest, which lifts x)."""
     total, squares, reach, square = sum(sizes), sum(a * a for a in sizes), 0, 0
     for j, a in enumerate(sizes, 1):
         reach, square = reach + a, square + a * a
@@ -2887,11 +2798,12 @@ def _windows(sizes, c, z):
 
 
 def _count_at_most(sizes, plan, slot_bytes, r, z):
-    """(lo, slack): between lo and lo + slack subsets of `sizes` sum to at most plan's last x kept. Packed:
-    c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r) from row k0 on; an item
-    q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). At each of plan's points the rows outside its
-    window go (a cut tail adds its bound 2**m·e**(−2Z) to slack, the top ones once: a subset is cut once),
-    and counts that could outgrow their slot by the next point lose low bits (under a new unit a slot)."""
+    """(lo, slack): between lo and lo + slack subsets of `sizes` sum to at most plan's last x
+    kept. Packed: c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r)
+    from row k0 on; an item q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). At each of
+    plan's points the rows outside its window go (a cut tail adds its bound 2**m·e**(−2Z) to
+    slack, the top ones once: a subset is cut once), and counts that could outgrow their slot by
+    the next point lose low bits (under a new unit a slot)."""
     bits, m, started = 8 * slot_bytes, len(sizes), time.monotonic()
     tail = (1 << m) >> 2 * z * 1442695 // 10**6 if z else 0  # ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
     classes, k0, dropped, slack, done = [1] + [0] * (r - 1), 0, 0, tail, 0
@@ -2899,26 +2811,22 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
         for size in sizes[done:point]:
             q, rho = divmod(size, r)
             cycles = math.gcd(rho, r)
-            for t in range(
-                cycles
-            ):  # along each cycle of t → t + ρ, so each reads a class not yet updated
+            # along each cycle of t → t + ρ, so each reads a class not yet updated
+            for t in range(cycles):
                 before = classes[t - rho]
                 for _ in range(r // cycles):
                     before, classes[t] = classes[t], classes[t] + (before << bits * (q + (t < rho)))
                     t = (t + rho) % r
             done += 1
-            if (
-                time.monotonic() - started > PROGRESS_AFTER and sys.stderr.isatty()
-            ):  # the count is slow
-                print(
-                    "\rthe sign-flip test: %d%% counted" % (100 * done // m),
-                    file=sys.stderr,
-                    end="\n" if done == m else "",
-                    flush=True,
+            if time.monotonic() - started > PROGRESS_AFTER:  # a slow count, on a terminal
+                say(
+                    "the sign-flip test: %d%% counted" % (100 * done // m),
+                    "\r",
+                    "\n" * (done == m),
+                    tty=True,
                 )
-        every = reduce(
-            operator.or_, classes
-        )  # a row of the classes' OR is 0 where each class's slot is
+        # a row of the classes' OR is 0 where each class's slot is
+        every = reduce(operator.or_, classes)
         ors = _unpack_slots(
             every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes
         )
@@ -2932,9 +2840,8 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
             masks = keep, keep >> bits  # classes past high % r keep a row less
             for t in range(r):
                 classes[t] = (classes[t] >> bits * (k - k0) + drop) & masks[t > high % r]
-            lost = (
-                len(ors) - ors.count(0)
-            ) * r << dropped + drop + m - point  # times 2**(items to come)
+            # times 2**(items to come)
+            lost = (len(ors) - ors.count(0)) * r << dropped + drop + m - point
             slack += (lost if drop else 0) + tail * (k > k0)
             k0, dropped = k, dropped + drop
     counts = (
@@ -2949,7 +2856,7 @@ def _unpack_slots(raw, slot_bytes):
     if slot_bytes > 8:
         ends = range(slot_bytes, len(raw) + slot_bytes, slot_bytes)
         slots = map(raw.__getitem__, map(slice, range(0, len(raw), slot_bytes), ends))
-        return list(map(int.from_bytes, slots, repeat("little")))
+        return list(map(int.from_bytes, slots, itertools.repeat("little")))
     spread = raw
     if slot_bytes < 8:  # each slot to a 64-bit word by strided byte copies
         spread = bytearray(8 * (len(raw) // slot_bytes))
