@@ -22,12 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2165), in the shared block: GET
+- The one function that sends requests: Network.get (line 2172), in the shared block: GET
   only, to the server the user named (--base, DAISHI_BASE or the address given), never a
   redirect to another server; it sends the address and two headers, User-Agent
   (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
   Network.get, the same text.
-- The one function that writes files: keep (line 2613), in the shared block: only under
+- The one function that writes files: keep (line 2620), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -41,7 +41,7 @@ import argparse, base64, csv, errno, hashlib, http.client, importlib.util, io, i
 import operator, re, shutil, socket, ssl, stat, tempfile, threading, time, urllib.error
 import urllib.parse, urllib.request, zlib
 from array import array
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
@@ -1833,20 +1833,27 @@ def load_recompute():
 
 
 def audit_all(rc, groups, study):
-    """Each match of the study, --jobs at a time, in trial order; progress on a terminal."""
-    results, pool = [], ThreadPoolExecutor(max_workers=study.args.jobs)
-    futures = [pool.submit(match_result, rc, mid, rows, study) for mid, rows in groups.items()]
-    for i, future in enumerate(futures, 1):
-        progress("match %d/%d" % (i, len(futures)))
+    """Each match of the study, --jobs at a time, in trial order, none gathered more than
+    2 × --jobs ahead of the one reported; of --against's changes, the first MAX_CHANGES of all
+    kept as each match is reported (bounded memory). Progress on a terminal."""
+    results, kept, pool = [], 0, ThreadPoolExecutor(max_workers=study.args.jobs)
+    todo = (pool.submit(match_result, rc, mid, rows, study) for mid, rows in groups.items())
+    ahead = deque(itertools.islice(todo, 2 * study.args.jobs))
+    while ahead:
+        future = ahead.popleft()
+        ahead.extend(itertools.islice(todo, 1))
+        progress("match %d/%d" % (len(results) + 1, len(groups)))
         while wait([future], timeout=0.25).not_done:
             pass  # a timed wait: Ctrl-C reaches the main thread between two
-        results.append(future.result())
-        failed = results[-1]
-        if "error" in failed:
+        result = future.result()
+        result["changes"] = result.get("changes", [])[: MAX_CHANGES - kept]
+        kept += len(result["changes"])
+        results.append(result)
+        if "error" in result:
             progress("")
             say(
                 "%s: %s (trial %d arm %d): %s"
-                % (SCRIPT, failed["match"], *failed["trials"][0], failed["error"])
+                % (SCRIPT, result["match"], *result["trials"][0], result["error"])
             )
     pool.shutdown()
     progress("")

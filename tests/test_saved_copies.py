@@ -5,6 +5,8 @@ import json
 import os
 import shutil
 
+import pytest
+
 from conftest import FIXTURES, run_script
 from hostile_common import run_child
 from loopback import Platform
@@ -210,3 +212,23 @@ def test_against_an_old_report_of_990000_more_items_stays_bounded(tmp_path):
     against = json.loads(child.out)["against"]
     assert against["count"] == 990000 and len(against["changes"]) == 1000
     assert len(child.out) < 1 << 20 and child.peak_mb <= MAX_RSS_MB, (len(child.out), child.peak_mb)
+
+
+@pytest.mark.parametrize("names,code", [(120000, 1), (990000, 2)])
+def test_a_study_copy_whose_saved_json_lists_many_names_stays_bounded(tmp_path, names, code):
+    """The study script as recompute.py: a saved.json of 120,000 names none of which is there is a
+    failed check naming 40 and counting the rest; one of 990,000 (79 MB) is not read at all."""
+    with Platform(FIXTURES) as platform:
+        assert run_script("recompute_study.py", platform.url + KIM, "--save", tmp_path / "kim").returncode == 0
+    about = json.loads((tmp_path / "kim" / "saved.json").read_text())
+    about["sha256"].update(("trials-%d.csv" % n, "0" * 64) for n in range(names))
+    (tmp_path / "kim" / "saved.json").write_text(json.dumps(about))
+    child = run_child("recompute_study.py", [tmp_path / "kim", "--json"], tmp_path, timeout=60)
+    assert child.code == code, child.err
+    if code == 1:
+        checks = json.loads(child.out)["checks"]
+        assert len(checks) == 41 and checks[-1]["check"] == "  ... and %d more" % (names - 40)
+        assert "saved.json lists trials-0.csv, not a file of a saved study" in checks[0]["check"]
+    else:
+        assert "saved.json: larger than 67108864 bytes" in child.err and child.err.count("\n") == 1
+    assert len(child.out) < 20000 and child.peak_mb <= MAX_RSS_MB, (len(child.out), child.peak_mb)

@@ -189,3 +189,41 @@ def test_conformance_text_fits_100_columns(conformance_platform, study):
         done = run_script(SCRIPT, conformance_platform.url + study["address"], *extra)
         assert done.returncode == study["expectedExit"]
         assert max(len(line) for line in done.stdout.splitlines() or [""]) <= 100, study["id"]
+
+
+def test_a_study_of_many_changed_matches_keeps_a_bounded_list_of_changes(monkeypatch):
+    """--against over 300 matches, each with 1,000 changes and the first one slow: the changes
+    kept are the first 1,000 in trial order, and the memory held is that of the few matches
+    gathered ahead, not of every match's changes (57 MB here when every match is gathered at
+    once, and growing with the study)."""
+    import argparse
+    import time
+    import tracemalloc
+
+    from conftest import load_script
+
+    rs = load_script("recompute_study")
+
+    def changed_match(rc, mid, rows, study):
+        if mid == "m_000":
+            time.sleep(1.0)  # every other match is done before the first is reported
+        changes = [
+            {"file": mid + "/export/1.json", "where": "seats[%d].wealth" % i,
+             "was": i * 1.5, "now": "%s-%d" % ("x" * 40, i)}
+            for i in range(1000)
+        ]
+        return {"match": mid, "count": 1000, "changes": changes, "exit": 1}
+
+    monkeypatch.setattr(rs, "match_result", changed_match)
+    groups = {"m_%03d" % i: ([], []) for i in range(300)}
+    tracemalloc.start()
+    try:
+        study = argparse.Namespace(args=argparse.Namespace(jobs=4))
+        results = rs.audit_all(None, groups, study)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    kept = [change for r in results for change in r.pop("changes", [])]
+    assert [r["count"] for r in results] == [1000] * 300
+    assert len(kept) == 1000 and {c["file"] for c in kept} == {"m_000/export/1.json"}
+    assert peak < 32 << 20, "%.0f MB held" % (peak / 2**20)
