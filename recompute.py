@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2010), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2011), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2458), in the shared block: only under
+- The one function that writes files: keep (line 2459), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -1857,6 +1857,7 @@ MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
 MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
 MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
 MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
+MAX_SAVED_BYTES = 4 << 20  # a saved.json: 10,000 pages' names and digests take 1 MB
 MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
 MOST_RETRY_AFTER = 60  # seconds, one wait a busy platform asks for: records.md §3's most
 RETRY_PAUSE_SECONDS = 1.0  # before the one retry after a 5xx, or a 429 without Retry-After
@@ -2277,9 +2278,9 @@ def settings(option, paced=False):
 
 
 # ------------------------------------------------------------------ gather: a saved copy
-def read_file(path, folder):
+def read_file(path, folder, cap=MAX_BYTES):
     """A regular file (no FIFO, device or folder), inside `folder` where one is given (no link
-    leading out), within MAX_BYTES."""
+    leading out), within `cap` bytes."""
     try:
         if folder is not None:
             inside(path, folder)
@@ -2289,9 +2290,9 @@ def read_file(path, folder):
     with os.fdopen(handle, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise Unreadable("%s: not a regular file: not read" % path)
-        raw = f.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise Unreadable("%s: larger than %d bytes" % (path, MAX_BYTES))
+        raw = f.read(cap + 1)
+    if len(raw) > cap:
+        raise Unreadable("%s: larger than %d bytes" % (path, cap))
     return raw
 
 
@@ -2311,7 +2312,7 @@ def read_copy(folder, kind, names):
     path = os.path.join(folder, SAVED)
     if not os.path.lexists(path):
         return None, {}
-    about = parse_json(read_file(path, folder), path)
+    about = parse_json(read_file(path, folder, MAX_SAVED_BYTES), path)
     about = about if isinstance(about, dict) else {}
     forms = {"kind": str, "id": str, "address": str, "savedAt": str, "sha256": dict}
     bad = [key for key, form in forms.items() if not isinstance(about.get(key), form)]

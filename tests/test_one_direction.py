@@ -212,10 +212,12 @@ def test_a_stray_file_beside_a_whole_copy_is_neither_read_nor_shown(tmp_path):
 
 
 @pytest.mark.parametrize("names,code,says", [
-    (120000, 1, "missing from the copy saved"), (990000, 2, "saved.json: larger than 67108864 bytes")])
+    (40000, 1, "missing from the copy saved"), (680000, 2, "saved.json: larger than 4194304 bytes"),
+    (990000, 2, "saved.json: larger than 4194304 bytes")])
 def test_a_saved_json_of_many_names_is_refused_in_one_line(tmp_path, names, code, says):
-    """A saved.json listing 120,000 files none of which is there: a failed check that names 40 and
-    counts the rest; one of 990,000 names (79 MB): not read at all."""
+    """A saved.json listing 40,000 files none of which is there: a failed check that names 40 and
+    counts the rest; one past 4 MB (680,000 names, 58 MB, under the 64 MB a record's file may
+    take; 990,000, 79 MB): not read at all, within 256 MB."""
     copy = saved_match(tmp_path)
     about = json.loads((copy / "saved.json").read_text())
     about["sha256"].update(("export/%d.json" % n, "0" * 64) for n in range(2, names))
