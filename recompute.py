@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2011), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2012), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2459), in the shared block: only under
+- The one function that writes files: keep (line 2460), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -1190,8 +1190,9 @@ def text(value):
         return "(none)"
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, list):
-        return ",".join(text(v) for v in value) if value else "-"
+    if isinstance(value, list):  # the first MAX_LISTED items, then how many more
+        more = ",... and %d more" % (len(value) - MAX_LISTED) if len(value) > MAX_LISTED else ""
+        return ",".join(text(v) for v in value[:MAX_LISTED]) + more if value else "-"
     return repr(value) if isinstance(value, float) else one_line(str(value))
 
 

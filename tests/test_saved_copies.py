@@ -232,3 +232,19 @@ def test_a_study_copy_whose_saved_json_lists_many_names_stays_bounded(tmp_path, 
     else:
         assert "saved.json: larger than 4194304 bytes" in child.err and child.err.count("\n") == 1
     assert len(child.out) < 20000 and child.peak_mb <= MAX_RSS_MB, (len(child.out), child.peak_mb)
+
+
+def test_a_report_of_400000_achievements_is_shown_as_its_first_40_and_a_count(tmp_path):
+    """A list a record holds is shown as its first 40 items and how many more, in the DIFFERS
+    line and in --all's rows: the output stays short, however long the list."""
+    copy = tmp_path / CLEAN
+    shutil.copytree(FIXTURES / "api" / "matches" / CLEAN, copy)
+    report = json.loads((copy / "report.json").read_text())
+    report["scorecards"][0]["achievements"] += ["earned_%d" % i for i in range(400000)]
+    (copy / "report.json").write_text(json.dumps(report))
+    for argv in ([copy], ["--all", copy]):
+        child = run_child("recompute.py", argv, tmp_path, timeout=60)
+        assert child.code == 1, child.err
+        joined = child.out.replace(" \\\n    ", "")  # a wrapped line joined again
+        assert "earned_38,... and 399961 more" in joined and "earned_39" not in joined
+        assert len(child.out) < 30000 and child.peak_mb <= MAX_RSS_MB, (len(child.out), child.peak_mb)
