@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2012), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2011), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2460), in the shared block: only under
+- The one function that writes files: keep (line 2459), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -1576,8 +1576,7 @@ def parse_args(argv):
     add("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
     add("--all", action="store_true", help="every figure on its own row")
     add("--json", action="store_true", help="print one JSON document")
-    if argv[-2:-1] == ["--save"] and MATCH_ID.match(argv[-1]):  # the folder left out
-        raise Usage("--save takes a folder: --save DIR %s (see recompute.py --help)" % argv[-1])
+    folder_left_out(argv, r"m_[0-9a-f]{12}\Z|https?://")
     args = parser.parse_args(argv)
     args.base, args.named, args.net = settings(args.base)
     args.matches = [t.strip() for t in args.matches]
@@ -2495,6 +2494,15 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise Usage("%s (see %s --help)" % (message, SCRIPT))
+
+
+def folder_left_out(argv, record):
+    """Usage where the command ends with --save or --against and then what names a record (the
+    regex `record`): the folder left out."""
+    if argv[-2:-1] in (["--save"], ["--against"]) and re.match(record, argv[-1].strip()):
+        raise Usage(
+            "%s takes a folder: %s DIR %s (see %s --help)" % (argv[-2], argv[-2], argv[-1], SCRIPT)
+        )
 
 
 def start(main):

@@ -22,12 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2173), in the shared block: GET
+- The one function that sends requests: Network.get (line 2174), in the shared block: GET
   only, to the server the user named (--base, DAISHI_BASE or the address given), never a
   redirect to another server; it sends the address and two headers, User-Agent
   (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
   Network.get, the same text.
-- The one function that writes files: keep (line 2621), in the shared block: only under
+- The one function that writes files: keep (line 2622), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -1805,6 +1805,7 @@ def parse_arguments(argv):
         flag, _, metavar = option.partition(" ")
         kind = {"metavar": metavar} if metavar else {"action": "store_true"}
         parser.add_argument(flag, help=text, **kind)
+    folder_left_out(argv, r"https?://|/u/")
     args = parser.parse_args(argv)
     if args.jobs is not None and not args.matches:
         parser.error("--jobs goes with --matches")
@@ -2656,6 +2657,15 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise Usage("%s (see %s --help)" % (message, SCRIPT))
+
+
+def folder_left_out(argv, record):
+    """Usage where the command ends with --save or --against and then what names a record (the
+    regex `record`): the folder left out."""
+    if argv[-2:-1] in (["--save"], ["--against"]) and re.match(record, argv[-1].strip()):
+        raise Usage(
+            "%s takes a folder: %s DIR %s (see %s --help)" % (argv[-2], argv[-2], argv[-1], SCRIPT)
+        )
 
 
 def start(main):

@@ -257,10 +257,17 @@ def test_one_id_from_two_servers_is_two_sources():
     assert "2 matches: 2 read" in out.stdout
 
 
-def test_save_with_its_folder_left_out_says_so():
-    out = run_script("recompute.py", "--save", CLEAN)
-    assert out.returncode == 2 and out.stderr == (
-        "recompute.py: --save takes a folder: --save DIR %s (see recompute.py --help)\n" % CLEAN)
+@pytest.mark.parametrize("script,option,record", [
+    ("recompute.py", "--save", CLEAN),
+    ("recompute.py", "--save", "https://daishi.ai/matches/" + CLEAN),
+    ("recompute.py", "--against", CLEAN),
+    ("recompute_study.py", "--save", "https://daishi.ai/u/kim/studies/s_eee65f53"),
+    ("recompute_study.py", "--against", "/u/kim/studies/s_eee65f53"),
+])
+def test_save_with_its_folder_left_out_says_so(script, option, record):
+    out = run_script(script, option, record)
+    assert out.returncode == 2 and out.stdout == "" and out.stderr == (
+        "%s: %s takes a folder: %s DIR %s (see %s --help)\n" % (script, option, option, record, script))
 
 
 def test_a_study_path_that_is_no_folder_says_so():
