@@ -22,12 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2174), in the shared block: GET
+- The one function that sends requests: Network.get (line 2177), in the shared block: GET
   only, to the server the user named (--base, DAISHI_BASE or the address given), never a
   redirect to another server; it sends the address and two headers, User-Agent
   (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
   Network.get, the same text.
-- The one function that writes files: keep (line 2622), in the shared block: only under
+- The one function that writes files: keep (line 2626), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -2044,6 +2044,9 @@ class Unreadable(Exception):
 class Usage(Unreadable):
     """An option that cannot be used as given: one line naming --help, exit 2."""
 
+    def __str__(self):
+        return "%s (see %s --help)" % (self.args[0], SCRIPT)
+
 
 class Altered(Unreadable):
     """A saved copy whose files are not those its saved.json lists: a failed check, exit 1."""
@@ -2425,8 +2428,8 @@ def settings(option, paced=False):
     parts = urllib.parse.urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
         raise Usage(
-            "%s must be an http:// or https:// address, got %s (see %s --help)"
-            % (named, one_line(json.dumps(base), 60), SCRIPT)
+            "%s must be an http:// or https:// address, got %s"
+            % (named, one_line(json.dumps(base), 60))
         )
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
@@ -2435,15 +2438,16 @@ def settings(option, paced=False):
         except ValueError:
             value = -1
         if not 0 < value < math.inf:
-            raise Usage("$%s must be a number of seconds above 0 (see %s --help)" % (name, SCRIPT))
+            raise Usage("$%s must be a number of seconds above 0" % name)
         seconds.append(value)
     return base.rstrip("/"), named, Network(*seconds, paced=paced)
 
 
 # ------------------------------------------------------------------ gather: a saved copy
-def read_file(path, folder, cap=MAX_BYTES):
+def read_file(path, folder, cap=None):
     """A regular file (no FIFO, device or folder), inside `folder` where one is given (no link
-    leading out), within `cap` bytes."""
+    leading out), within `cap` bytes (MAX_BYTES by default)."""
+    cap = cap or MAX_BYTES
     try:
         if folder is not None:
             inside(path, folder)
@@ -2656,16 +2660,14 @@ class Parser(argparse.ArgumentParser):
     """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen."""
 
     def error(self, message):
-        raise Usage("%s (see %s --help)" % (message, SCRIPT))
+        raise Usage(message)
 
 
 def folder_left_out(argv, record):
     """Usage where the command ends with --save or --against and then what names a record (the
     regex `record`): the folder left out."""
     if argv[-2:-1] in (["--save"], ["--against"]) and re.match(record, argv[-1].strip()):
-        raise Usage(
-            "%s takes a folder: %s DIR %s (see %s --help)" % (argv[-2], argv[-2], argv[-1], SCRIPT)
-        )
+        raise Usage("%s takes a folder: %s DIR %s" % (argv[-2], argv[-2], argv[-1]))
 
 
 def start(main):

@@ -149,13 +149,25 @@ def test_a_password_in_an_address_is_never_shown(script, argv, shown):
     assert shown in out.stderr, out.stderr
 
 
-def test_a_password_is_not_kept_in_saved_json(tmp_path):
+@pytest.mark.parametrize("script,record,given", [
+    ("recompute.py", CLEAN, "--base"), ("recompute.py", CLEAN, "DAISHI_BASE"),
+    ("recompute_study.py", "/u/linked-lab/studies/s_9f54f5e8", "DAISHI_BASE")])
+def test_a_password_is_not_kept_in_saved_json(tmp_path, script, record, given):
+    """A password in the server's address, by --base or DAISHI_BASE: kept and shown as ***@, in
+    every saved.json (the study's matches' too), and never on the terminal, saving or re-auditing."""
+    saved = tmp_path / "copies"
     with Platform(FIXTURES) as p:
         secret = p.url.replace("http://", "http://kim:s3cret@")
-        saved = tmp_path / "copies"
-        run_script("recompute.py", "--base", secret, "--save", saved, CLEAN)
-    for path in saved.rglob("saved.json"):
-        assert "s3cret" not in path.read_text()
+        argv = (["--base", secret] if given == "--base" else []) + ["--save", saved, record]
+        argv += ["--matches"] if script == "recompute_study.py" else []
+        out = run_script(script, *argv, env={"DAISHI_BASE": secret} if given != "--base" else {})
+    again = run_script(script, saved, *argv[-1:] if script == "recompute_study.py" else [])
+    assert out.returncode == again.returncode == 0, out.stderr + again.stderr
+    abouts = [json.loads(path.read_text()) for path in saved.rglob("saved.json")]
+    assert len(abouts) == (7 if script == "recompute_study.py" else 1)
+    assert all(about["address"].startswith("http://***@127.0.0.1:") for about in abouts)
+    shown = out.stdout + out.stderr + again.stdout + again.stderr
+    assert "s3cret" not in shown and "kim:" not in shown and "http://***@127.0.0.1:" in shown
 
 
 @pytest.mark.parametrize("script,argv,says", [
@@ -245,7 +257,7 @@ def test_an_argument_both_a_match_id_and_a_folder_is_refused_naming_both(tmp_pat
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr == ("recompute.py: %s names both a match and a folder here: give ./%s for the "
-                          "folder, or move it\n" % (CLEAN, CLEAN))
+                          "folder, or move it (see recompute.py --help)\n" % (CLEAN, CLEAN))
 
 
 def test_one_id_from_two_servers_is_two_sources():

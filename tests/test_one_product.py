@@ -75,18 +75,18 @@ def test_an_option_that_does_not_apply_is_refused_in_one_line(fixtures_platform,
     p, before = fixtures_platform, len(fixtures_platform.requests)
     pasted = run_script("recompute.py", "%s/matches/%s/report?rubric=2.2" % (p.url, CLEAN))
     assert pasted.returncode == 2 and pasted.stdout == "" and pasted.stderr == (
-        "recompute.py: %s/matches/%s/report?rubric=2.2: an address's ?rubric= is not read: give --rubric 2.2\n"
-        % (p.url, CLEAN))
+        "recompute.py: %s/matches/%s/report?rubric=2.2: an address's ?rubric= is not read: "
+        "give --rubric 2.2 (see recompute.py --help)\n" % (p.url, CLEAN))
     both = run_script("recompute.py", "--base", p.url, "%s/matches/%s" % (p.url, CLEAN))
     assert both.returncode == 2 and both.stderr == (
         "recompute.py: %s/matches/%s: --base names the server for a match id, and an address names its own: "
-        "give one or the other\n" % (p.url, CLEAN))
+        "give one or the other (see recompute.py --help)\n" % (p.url, CLEAN))
     assert len(p.requests) == before
     copy = FIXTURES / "api" / "matches" / CLEAN
     save = run_script("recompute.py", copy, "--save", tmp_path / "kept")
     assert save.returncode == 2 and save.stderr == (
         "recompute.py: %s: --save keeps what is downloaded, and this is a saved copy: copy the folder itself "
-        "to keep it\n" % copy)
+        "to keep it (see recompute.py --help)\n" % copy)
     assert not (tmp_path / "kept").exists()
     assert run_script("recompute.py", "%s/matches/%s" % (p.url, CLEAN)).returncode == 0
 
@@ -145,7 +145,7 @@ def path_from_base(p, tmp_path):
     both = run_script("recompute_study.py", "--base", p.url, p.url + KIM)
     assert both.returncode == 2 and both.stderr == (
         "recompute_study.py: --base names the server for a study's path (/u/<handle>/studies/<id>), and %s%s "
-        "names its own: give one or the other\n" % (p.url, KIM))
+        "names its own: give one or the other (see recompute_study.py --help)\n" % (p.url, KIM))
     mirror = run_script("recompute_study.py", KIM, env={"DAISHI_BASE": p.url + "/mirror"})  # a prefix is read
     assert mirror.returncode == 2 and mirror.stderr == (
         "recompute_study.py: cannot read the study: trials.csv: 404 not found at %s/mirror%s/trials.csv: "
@@ -156,7 +156,7 @@ def path_from_base(p, tmp_path):
     again = run_script("recompute_study.py", saved, "--save", tmp_path / "again")
     assert again.returncode == 2 and again.stderr == (
         "recompute_study.py: %s: --save keeps what is downloaded, and this is a saved copy: copy the folder "
-        "itself to keep it\n" % saved)
+        "itself to keep it (see recompute_study.py --help)\n" % saved)
     assert not (tmp_path / "again").exists()
     linked = run_script("recompute_study.py", "/u/linked-lab/studies/s_9f54f5e8", "--matches",
                         env={"DAISHI_BASE": p.url})

@@ -248,3 +248,27 @@ def test_a_report_of_400000_achievements_is_shown_as_its_first_40_and_a_count(tm
         joined = child.out.replace(" \\\n    ", "")  # a wrapped line joined again
         assert "earned_38,... and 399961 more" in joined and "earned_39" not in joined
         assert len(child.out) < 30000 and child.peak_mb <= MAX_RSS_MB, (len(child.out), child.peak_mb)
+
+
+def test_against_a_copy_saved_under_another_rubric_is_refused(tmp_path):
+    """--against compares like with like: a copy saved under 2.0, read now under 2.4, is refused
+    (exit 2), never reported as changed."""
+    save, out, _ = save_match(tmp_path, CLEAN, rubric="2.0")
+    assert out.returncode == 0, out.stderr
+    with Platform(FIXTURES) as platform:
+        again = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN,
+                           "--rubric", "2.4", CLEAN)
+        same = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN)
+    assert (again.returncode, again.stdout) == (2, "")
+    assert again.stderr == (
+        "recompute.py: --against %s holds the report under 2.0: compare like with like, with "
+        "--rubric 2.0 or none (see recompute.py --help)\n" % (save / CLEAN))
+    assert same.returncode == 0 and "unchanged since " in same.stdout, same.stderr
+
+
+def test_a_study_save_says_where_it_kept_the_copy(tmp_path):
+    with Platform(FIXTURES) as platform:
+        out = run_script("recompute_study.py", platform.url + KIM, "--save", tmp_path / "kim")
+    assert out.returncode == 0, out.stderr
+    assert "\n  kept in: %s\n" % (tmp_path / "kim") in out.stdout
+    assert (tmp_path / "kim" / "saved.json").is_file()

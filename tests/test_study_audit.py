@@ -319,7 +319,7 @@ def test_recompute_py_refuses_a_study_naming_the_command():
             out = run_script("recompute.py", "--base", platform.url, target)
             assert out.returncode == 2 and out.stdout == ""
             assert out.stderr == ("recompute.py: %s is a study, not a match: audit it end to end with "
-                                  "recompute_study.py %s --matches\n" % (target, target))
+                                  "recompute_study.py %s --matches (see recompute.py --help)\n" % (target, target))
     assert platform.requests == []
     assert run_script("recompute.py", M1, "--jobs", "2").returncode == 2
 
