@@ -20,11 +20,11 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2014), in the shared block: GET only,
+- The one function that sends requests: Network.get (line 2013), in the shared block: GET only,
   to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
   another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
   Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2463), in the shared block: only under
+- The one function that writes files: keep (line 2462), in the shared block: only under
   --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
   writes.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
@@ -1638,10 +1638,9 @@ def audit_matches(args, old):
             failures.append(failure(target, err))
     batch = len(sources) + len(failures) > 1
     if old and batch:
+        matches = " ".join(text(t) for t in args.matches)
         return fail(
-            "--against compares one match with one saved copy: %s"
-            % " ".join(text(t) for t in args.matches),
-            args.json,
+            str(Usage("--against compares one match with one saved copy: " + matches)), args.json
         )
     count = 0
     changes = []

@@ -272,3 +272,13 @@ def test_a_study_save_says_where_it_kept_the_copy(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "\n  kept in: %s\n" % (tmp_path / "kim") in out.stdout
     assert (tmp_path / "kim" / "saved.json").is_file()
+
+
+def test_against_with_two_matches_names_them_and_help(tmp_path):
+    save, out, _ = save_match(tmp_path, CLEAN)
+    assert out.returncode == 0, out.stderr
+    with Platform(FIXTURES) as platform:
+        two = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN, M1)
+    assert (two.returncode, two.stdout) == (2, "")
+    assert two.stderr == ("recompute.py: --against compares one match with one saved copy: %s %s "
+                          "(see recompute.py --help)\n" % (CLEAN, M1))
