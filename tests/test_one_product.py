@@ -179,3 +179,41 @@ def test_a_differing_study_figure_is_marked_as_a_match_figure(conformance_platfo
     assert row[0][3] == "0.236/0.232"
     assert "\nDIFFERS comparison 1 (tweak) mean: published 0.236, recomputed 0.232, -4 in the last place\n" in out.stdout
     assert out.stdout.endswith("\nDIFFERS: comparison 1 mean\n")
+
+
+def test_matches_progress_on_a_terminal_is_one_line_and_ctrl_c_ends_it_cleanly():
+    """--matches on a terminal: `match 1/6` is the only progress (no match's `page N/M` over it),
+    and Ctrl-C clears it and says `interrupted` on a line of its own, exit 130."""
+    import signal
+    import time
+
+    def stalled(handler):
+        time.sleep(20)
+        handler.reason(404, "not found")
+
+    faults = {"/api/matches/m_4be7ac37a1d7/export": stalled}  # the first trial's match
+    with Platform(FIXTURES, faults=faults) as p:
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 80, 0, 0))
+        child = subprocess.Popen([sys.executable, str(REPO / "recompute_study.py"),
+                                  p.url + "/u/linked-lab/studies/s_9f54f5e8", "--matches"],
+                                 stdout=follower, stderr=follower)
+        os.close(follower)
+        shown, deadline = b"", time.monotonic() + 30
+        while b"match 1/6" not in shown and time.monotonic() < deadline:
+            shown += os.read(leader, 65536)
+        child.send_signal(signal.SIGINT)
+        code = child.wait(timeout=30)
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(leader)
+    assert code == 130, shown
+    text = shown.decode("utf-8")
+    assert "match 1/6" in text and "page " not in text
+    assert text.endswith("match 1/6\x1b[K\r\x1b[Kinterrupted\r\n"), repr(text[-80:])
