@@ -40,7 +40,12 @@ def in_a_terminal(argv, columns):
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     child = subprocess.Popen([sys.executable] + argv, stdout=follower, stderr=follower, env=env)
     os.close(follower)
-    shown = b""
+    shown = read_to_the_end(leader)
+    return child.wait(timeout=60), shown.decode("utf-8").replace("\r\n", "\n")
+
+
+def read_to_the_end(leader, shown=b""):
+    """What a pseudo-terminal shows until its last writer is gone; the terminal then closed."""
     while True:
         try:
             chunk = os.read(leader, 65536)
@@ -50,7 +55,7 @@ def in_a_terminal(argv, columns):
             break
         shown += chunk
     os.close(leader)
-    return child.wait(timeout=60), shown.decode("utf-8").replace("\r\n", "\n")
+    return shown
 
 
 def test_tables_fit_a_terminal_of_80_columns():
@@ -204,15 +209,7 @@ def test_matches_progress_on_a_terminal_is_one_line_and_ctrl_c_ends_it_cleanly()
             shown += os.read(leader, 65536)
         child.send_signal(signal.SIGINT)
         code = child.wait(timeout=30)
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-        os.close(leader)
+        shown = read_to_the_end(leader, shown)
     assert code == 130, shown
     text = shown.decode("utf-8")
     assert "match 1/6" in text and "page " not in text
