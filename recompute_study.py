@@ -22,12 +22,12 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2177), in the shared block: GET
+- The one function that sends requests: Network.get (line 2197), in the shared block: GET
   only, to the server the user named (--base, DAISHI_BASE or the address given), never a
   redirect to another server; it sends the address and two headers, User-Agent
   (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
   Network.get, the same text.
-- The one function that writes files: keep (line 2626), in the shared block: only under
+- The one function that writes files: keep (line 2692), in the shared block: only under
   --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
   match's copy inside it).
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -38,7 +38,7 @@ import os, signal, sys
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, base64, csv, errno, hashlib, http.client, importlib.util, io, itertools, json, math
-import operator, re, shutil, socket, ssl, stat, tempfile, threading, time, urllib.error
+import operator, re, shutil, socket, ssl, stat, tempfile, threading, time
 import urllib.parse, urllib.request, zlib
 from array import array
 from collections import Counter, deque
@@ -49,7 +49,7 @@ from functools import reduce
 from statistics import NormalDist
 
 # --- constants
-SCRIPT, VERSION, KIND = "recompute_study.py", "3.1", "study"  # in User-Agent, saved.json, errors
+SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -1083,7 +1083,9 @@ def gather_match(rc, mid, versions, study):
             raise Unreadable("%s: not a verified copy of %s" % (folder, mid))
         return match
     reports = list(dict.fromkeys(versions + [None]))
-    match = rc.download(study.args.net, study.origin, study.args.named, mid, reports, tell=False)
+    whole = bool(study.staged or study.args.against)  # a copy kept or compared: gathered whole
+    net, named = study.args.net, study.args.named
+    match = rc.download(net, study.origin, named, mid, reports, tell=False, whole=whole)
     if study.staged:
         about = {"kind": "match", "id": mid, "address": match.origin, "rubric": None}
         keep(new_copy(folder), match.files, about, folder)
@@ -1830,6 +1832,7 @@ def load_recompute():
     module = importlib.util.module_from_spec(spec)
     sys.dont_write_bytecode = True  # the run writes nothing beside the scripts
     spec.loader.exec_module(module)
+    vars(module).update((name, globals()[name]) for name in SHARED)  # one shared block: this one
     return module
 
 
@@ -2002,7 +2005,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         return run(parse_arguments(argv))
-    except Usage as err:
+    except (Usage, Busy) as err:  # no word on the study
         message = str(err)
     except Unreadable as err:
         message = "cannot read the study: %s" % err
@@ -2024,8 +2027,9 @@ MAX_SAVED_BYTES = 4 << 20  # a saved.json: 10,000 pages' names and digests take 
 MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
 MOST_RETRY_AFTER = 60  # seconds, one wait a busy platform asks for: records.md §3's most
 RETRY_PAUSE_SECONDS = 1.0  # before the one retry after a 5xx, or a 429 without Retry-After
-PACE = 0.1  # seconds between requests: the platform's rate, 10 a second (records.md §3)
-BURST = 20  # requests the platform takes at once before its rate applies
+PACE = 1 / 9  # seconds between requests: a little under the platform's 10 a second (records.md §3)
+BURST = 18  # requests sent at once before the pace applies: a little under the platform's 20
+REDIRECTS = (301, 302, 303, 307, 308)  # followed within the server only, 10 at most
 DEFAULT_BASE = "https://daishi.ai"
 SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, rubric, script,
 # version, sha256 (each file's)
@@ -2033,8 +2037,15 @@ SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, ru
 # isolates, the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]*@")  # user:password@ in an address: never shown
+OUTSIDE = set(globals())  # the names defined before this block: the rest, to its end, its own
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
-WATCHED = threading.local()  # .sockets: a copy of each socket this thread's request opened
+
+
+class Running:
+    """The script that runs, as it names itself below this block (in errors, User-Agent and
+    saved.json): this block reads nothing of the module around it."""
+
+    script = version = "?"
 
 
 class Unreadable(Exception):
@@ -2045,7 +2056,11 @@ class Usage(Unreadable):
     """An option that cannot be used as given: one line naming --help, exit 2."""
 
     def __str__(self):
-        return "%s (see %s --help)" % (self.args[0], SCRIPT)
+        return "%s (see %s --help)" % (self.args[0], Running.script)
+
+
+class Busy(Unreadable):
+    """The platform busy (429 or 503) past what the run waits for: no word on the record."""
 
 
 class Altered(Unreadable):
@@ -2122,10 +2137,12 @@ def verdict_line(named):
 
 def fail(message, as_json, status=2):
     """A run that ends on an error: one line on stderr, and under --json a document on stdout."""
-    line = one_line("%s: %s" % (SCRIPT, message))
+    line = one_line("%s: %s" % (Running.script, message))
     say(line)
     if as_json:
-        print_json({"script": SCRIPT, "version": VERSION, "exit": status, "error": line})
+        print_json(
+            {"script": Running.script, "version": Running.version, "exit": status, "error": line}
+        )
     return status
 
 
@@ -2163,24 +2180,27 @@ def whole_number(digits):
 
 # ------------------------------------------------------------------ gather: the network
 class Network:
-    """Every request a run sends: GET, to the server the user named, each within one deadline
-    (`timeout` seconds, a retry after a 5xx included), its body within MAX_BYTES once
-    decompressed. A 429's or 503's Retry-After is waited out, every thread holding, and the
-    request asked again, until the run's waits would pass `patience` seconds in all. From the
-    first such wait, requests come PACE apart; with `paced`, from the first request (bursts of
-    BURST allowed): a run of many records keeps under the platform's rate on its own."""
+    """Every request a run sends: GET, to the server the user named, over one kept-alive
+    connection per thread and server (one TLS context for the run), each within one deadline
+    (`timeout` seconds, a retry after a 5xx included) that every read from the network is held
+    to, its body within MAX_BYTES once decompressed. A 429's or 503's Retry-After is waited out,
+    every thread holding, and the request asked again, until the run's waits would pass
+    `patience` seconds in all. From the first such wait, requests come PACE apart; with `paced`,
+    from the first request (bursts of BURST allowed): a run of many records keeps a little under
+    the platform's rate on its own."""
 
-    def __init__(self, timeout, patience, paced=False):
-        self.timeout, self.patience, self.paced = timeout, patience, paced
+    def __init__(self, agent, timeout, patience, paced=False):
+        self.agent, self.timeout, self.patience, self.paced = agent, timeout, patience, paced
         self.lock, self.waited, self.resume, self.due = threading.Lock(), 0.0, 0.0, 0.0
+        self.local, self.context = threading.local(), None  # .pool: this thread's connections
 
     def get(self, url, what, named):
-        """The body of a 200 answer to GET url; `what` names the file and `named` what named the
-        server, in an error."""
+        """The one function that sends requests: the body of a 200 answer to GET url; `what`
+        names the file and `named` what named the server, in an error."""
         while True:
             self.take_turn()
             try:
-                return request(url, what, named, self.timeout)
+                return self.request(url, what, named)
             except Unreadable as err:
                 if getattr(err, "wait", None) is None:
                     raise
@@ -2209,7 +2229,7 @@ class Network:
                 else (self.patience, "in all (DAISHI_BUSY)")
             )
             if err.wait > MOST_RETRY_AFTER or self.waited + added > self.patience:
-                raise Unreadable(
+                raise Busy(
                     "%s; it asks to wait %d s more, past the %d s a run waits for a busy "
                     "platform %s, after %d s of waiting: try again later"
                     % (err, err.wait, *most, self.waited)
@@ -2219,57 +2239,136 @@ class Network:
             self.paced = self.paced or "since busy"
         progress("waiting %d s: the platform asks (%d)" % (err.wait, err.status))
 
-
-def request(url, what, named, timeout):
-    """One GET within one deadline (a retry after a 5xx included): a timer shuts its sockets then,
-    whatever they wait on. The answer decoded within MAX_BYTES; a failure as Unreadable with
-    .status, and .wait where the platform asks for one."""
-    deadline, retries = time.monotonic() + timeout, 0
-    opener = urllib.request.build_opener(Guarded(named))
-    opener.addheaders = [("User-Agent", "%s/%s" % (SCRIPT, VERSION)), ("Accept-Encoding", "gzip")]
-    parts = urllib.parse.urlsplit(url)
-    if "@" in parts.netloc:  # user:password@ sent as Basic authorization, not in the address
-        user, _, host = parts.netloc.rpartition("@")
-        token = base64.b64encode(urllib.parse.unquote(user).encode("utf-8")).decode("ascii")
-        opener.addheaders.append(("Authorization", "Basic " + token))
-        url = parts._replace(netloc=host).geturl()
-    sockets = WATCHED.sockets = []
-    timer = threading.Timer(timeout, shut, (sockets,))
-    timer.daemon = True
-    timer.start()
-    try:
+    def request(self, url, what, named):
+        """One GET within one deadline, with one retry after a 5xx (or a 429 that asks no wait):
+        the body of its 200 answer, else Unreadable with .status, .body and .wait (the seconds a
+        429 or 503 asks for)."""
+        deadline, retried = time.monotonic() + self.timeout, False
         while True:
             try:
-                with opener.open(url, timeout=max(deadline - time.monotonic(), 0.001)) as answer:
-                    return decoded(answer, url, (deadline, timeout), MAX_BYTES)
-            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
-                code = err.code if isinstance(err, urllib.error.HTTPError) else None
-                body = code and quietly(decoded, err, url, (deadline, timeout), 65536) or b""
-                after = (err.headers.get("Retry-After") or "").strip() if code in (429, 503) else ""
-                wait = max(int(after), 1) if re.fullmatch("[0-9]{1,6}", after) else None
-                again = code == 429 or (code or 0) >= 500
-                if again and wait is None and retries < 1 and time.monotonic() < deadline:
-                    retries += 1
-                    time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
-                    continue
-                if time.monotonic() >= deadline:
-                    raise Unreadable(
-                        "%s: %s sent no whole answer within %g s"
-                        % (what, server_of(url, named), timeout)
-                    )
-                cause = what_failed(err, code, body, url, named)
-                error = Unreadable("%s: %s" % (what, cause))
-                error.status, error.body, error.wait = code, body, wait
-                raise error
-    finally:
-        timer.cancel()
-        for sock in sockets:
-            sock.close()
+                answer, body = self.exchange(url, named, deadline)
+            except (OSError, http.client.HTTPException, ValueError) as err:
+                answer, body, failed = None, None, err
+            if answer and answer.status == 200:
+                return body
+            if time.monotonic() >= deadline:  # an error's body cut short by it included
+                raise Unreadable(
+                    "%s: %s sent no whole answer within %g s"
+                    % (what, server_of(url, named), self.timeout)
+                )
+            if answer is None:
+                raise Unreadable("%s: %s" % (what, what_failed(failed, None, url, named)))
+            status = answer.status
+            after = (answer.getheader("Retry-After") or "").strip() if status in (429, 503) else ""
+            wait = max(int(after), 1) if re.fullmatch("[0-9]{1,6}", after) else None
+            if (status == 429 or status >= 500) and wait is None and not retried:
+                retried = True
+                time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
+                continue
+            error = (Busy if status in (429, 503) else Unreadable)(
+                "%s: %s" % (what, what_failed(None, (answer, body), url, named))
+            )
+            error.status, error.body, error.wait = status, body, wait
+            raise error
+
+    def exchange(self, url, named, deadline):
+        """(answer, body) of GET url on this thread's connection to its server, redirects
+        within that server followed: a 200's body within MAX_BYTES, another's within 64 KiB (b""
+        past it)."""
+        for _ in range(10):
+            parts = urllib.parse.urlsplit(url)
+            conn, target, headers = self.connection(parts)
+            try:
+                answer = ask(conn, target, headers, deadline)
+                if answer.status == 200:
+                    return answer, decoded(answer, url, MAX_BYTES)
+                body = quietly(decoded, answer, url, 65536)
+            except BaseException:
+                conn.close()  # whatever was left of the answer is not read as the next one
+                raise
+            if body is None:
+                conn.close()
+            location = answer.getheader("Location") if answer.status in REDIRECTS else None
+            if location is None:
+                return answer, body or b""
+            new = urllib.parse.urlsplit(urllib.parse.urljoin(url, location))
+            if (new.scheme, new.netloc.rpartition("@")[2]) != (parts.scheme, host_of(parts)):
+                raise Unreadable(
+                    "%s redirects to %s, another server than the one named by %s"
+                    % (url, new.geturl(), named)
+                )
+            url = new._replace(netloc=parts.netloc).geturl()  # its password, if any, kept
+        raise Unreadable("%s: redirected 10 times" % url)
+
+    def connection(self, parts):
+        """This thread's kept-alive connection to the server of `parts`, made at its first request
+        (through the proxy the environment names, a CONNECT tunnel for https), with the target to
+        ask it for and the headers to send: User-Agent, Accept-Encoding (gzip), Authorization
+        where the address holds user:password@, and through an http:// proxy whose address holds
+        one, Proxy-Authorization (for https, sent in the CONNECT only)."""
+        user, _, host = parts.netloc.rpartition("@")
+        headers = {"User-Agent": self.agent, "Accept-Encoding": "gzip"}
+        if user:
+            headers["Authorization"] = basic(user)
+        pool = vars(self.local).setdefault("pool", {})
+        if (parts.scheme, host) not in pool:
+            proxy = proxy_for(parts)
+            through, _, at = proxy.netloc.rpartition("@") if proxy else ("", "", host)
+            tunnel = {"Proxy-Authorization": basic(through)} if through else {}
+            if parts.scheme == "https":
+                with self.lock:  # one context for the run: the CA bundle is loaded once
+                    self.context = self.context or ssl.create_default_context()
+                conn = http.client.HTTPSConnection(at, context=self.context)
+                if proxy:
+                    conn.set_tunnel(host, headers=tunnel)
+                pool[parts.scheme, host] = conn, False, {}
+            else:
+                pool[parts.scheme, host] = http.client.HTTPConnection(at), bool(proxy), tunnel
+        conn, whole, more = pool[parts.scheme, host]
+        target = parts._replace(netloc=host) if whole else parts._replace(scheme="", netloc="")
+        return conn, target.geturl() or "/", dict(headers, **more)
 
 
-def shut(sockets):
-    for sock in sockets:
-        quietly(sock.shutdown, socket.SHUT_RDWR)
+def ask(conn, target, headers, deadline):
+    """GET target on conn, its answer's head read, within the deadline; a kept-alive connection
+    the server has closed since its last answer is opened again, once, silently."""
+    conn.response_class = lambda sock, **how: http.client.HTTPResponse(Timed(sock, deadline), **how)
+    for again in (True, False):
+        kept = conn.sock is not None
+        conn.timeout = max(deadline - time.monotonic(), 0.001)  # to connect, and then to send
+        if kept:
+            conn.sock.settimeout(conn.timeout)
+        try:
+            conn.request("GET", target, headers=headers)
+            return conn.getresponse()
+        except ConnectionError:
+            conn.close()
+            if not (kept and again):
+                raise
+
+
+class Timed(socket.SocketIO):
+    """A socket read within a deadline, as an answer reads it (makefile): each read waits until
+    then at most and none starts after it, so a server that sends a byte at a time is cut off."""
+
+    def __init__(self, sock, deadline):
+        super().__init__(sock, "rb")
+        self.deadline = deadline
+
+    def makefile(self, mode):
+        return io.BufferedReader(self)
+
+    def readinto(self, buffer):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("no whole answer by the deadline")
+        self._sock.settimeout(left)
+        return super().readinto(buffer)
+
+
+def basic(user):
+    """user:password (as an address holds it, %-quoted) as a Basic authorization."""
+    return "Basic " + base64.b64encode(urllib.parse.unquote(user).encode("utf-8")).decode("ascii")
 
 
 def quietly(action, *args):
@@ -2280,52 +2379,9 @@ def quietly(action, *args):
         return None
 
 
-class Guarded(
-    urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler
-):
-    """Redirects within the server asked only; each socket copied for the deadline to shut."""
-
-    def __init__(self, named):
-        super().__init__()
-        self.named = named
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        newurl = urllib.parse.urljoin(req.full_url, newurl)
-        if urllib.parse.urlsplit(newurl)[:2] != urllib.parse.urlsplit(req.full_url)[:2]:
-            raise Unreadable(
-                "%s redirects to %s, another server than the one named by %s"
-                % (req.full_url, newurl, self.named)
-            )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-    def http_open(self, req):
-        return self.do_open(watched(http.client.HTTPConnection), req)
-
-    def https_open(self, req):
-        return self.do_open(watched(http.client.HTTPSConnection), req, context=self._context)
-
-
-def watched(kind):
-    """A connection class whose sockets are each copied into WATCHED.sockets, for the deadline."""
-
-    def connection(host, **options):
-        conn = kind(host, **options)
-        conn._create_connection = watch
-        return conn
-
-    return connection
-
-
-def watch(*address):
-    sock = socket.create_connection(*address)
-    WATCHED.sockets.append(sock.dup())
-    return sock
-
-
-def decoded(response, url, deadline, cap):
-    """The whole body, gzip decoded as it arrives, within the cap (decoded) and the deadline
-    (when, and the seconds it allows)."""
-    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+def decoded(answer, url, cap):
+    """The whole body, gzip decoded as it arrives, within the cap (decoded)."""
+    encoding = (answer.headers.get("Content-Encoding") or "identity").strip().lower()
     if encoding not in ("identity", "gzip", "x-gzip"):
         raise Unreadable(
             "%s: sent in the %s encoding (Content-Encoding), which this script "
@@ -2335,9 +2391,7 @@ def decoded(response, url, deadline, cap):
     body, chunk = bytearray(), True
     try:
         while chunk:
-            chunk = data = response.read1(1 << 16)
-            if time.monotonic() >= deadline[0]:
-                raise Unreadable("%s: no whole answer within %g s" % (url, deadline[1]))
+            chunk = data = answer.read1(1 << 16)
             while data:  # at most one byte past the cap decoded, the rest kept for the next turn
                 body += inflate.decompress(data, cap + 1 - len(body)) if inflate else data
                 data = inflate.unconsumed_tail if inflate else b""
@@ -2348,15 +2402,15 @@ def decoded(response, url, deadline, cap):
                     )
     except zlib.error as err:
         raise Unreadable("%s: not a whole gzip stream (%s)" % (url, err))
-    if getattr(response, "length", None):
+    if answer.length:
         raise Unreadable(
-            "%s: the connection closed %d bytes before the end of the answer"
-            % (url, response.length)
+            "%s: the connection closed %d bytes before the end of the answer" % (url, answer.length)
         )
     if inflate and (not inflate.eof or inflate.unused_data):
         raise Unreadable("%s: not a whole gzip stream (cut short, or more after its end)" % url)
     if not inflate and body[:2] == b"\x1f\x8b":
         raise Unreadable("%s: gzip-compressed, and no Content-Encoding says so: not read" % url)
+    answer.close()  # read to its end: the connection is free for the next request
     return bytes(body)
 
 
@@ -2364,54 +2418,65 @@ def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
     proxy = proxy_of(url)
     through = ", through " + proxy if proxy else ""
-    return "%s (named by %s%s)" % (
-        urllib.parse.urlsplit(url).netloc.rpartition("@")[2],
-        named,
-        through,
-    )
+    return "%s (named by %s%s)" % (host_of(urllib.parse.urlsplit(url)), named, through)
+
+
+def host_of(parts):
+    return parts.netloc.rpartition("@")[2]
+
+
+def proxy_for(parts):
+    """The address of the proxy the environment names for a request to `parts`, split, or None."""
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy or urllib.request.proxy_bypass(host_of(parts)):
+        return None
+    return urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
 
 
 def proxy_of(url):
-    """The proxy a request for url goes through and the variable that named it, or None."""
+    """The proxy a request for url goes through and the variable that named it (never its
+    password), or None."""
     parts = urllib.parse.urlsplit(url)
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if not proxy or urllib.request.proxy_bypass(parts.netloc):
+    proxy = proxy_for(parts)
+    if proxy is None:
         return None
     names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
     variable = next((name for name in names if os.environ.get(name)), "the system's settings")
-    return "the proxy %s (named by %s)" % (urllib.parse.urlsplit(proxy).netloc or proxy, variable)
+    return "the proxy %s (named by %s)" % (host_of(proxy), variable)
 
 
-def what_failed(err, code, body, url, named):
-    """Why a request failed, naming the culprit: the proxy, the server's certificate, the
-    platform's answer (and the address answered) or the server, each with what named it."""
-    reason, proxy = getattr(err, "reason", err), proxy_of(url)
-    if proxy and (code == 407 or code is None and "Tunnel connection failed" in str(reason)):
-        return "%s refuses to pass it on (%s)" % (
-            proxy,
-            "%d %s" % (code, reason) if code else reason,
-        )
-    if isinstance(reason, ssl.SSLCertVerificationError):
+def what_failed(err, answered, url, named):
+    """Why a request failed (`err`, or the (answer, body) `answered`), naming the culprit: the
+    proxy, the server's certificate, the platform's answer (and the address answered) or the
+    server, each with what named it."""
+    proxy = proxy_of(url)
+    answer, body = answered or (None, b"")
+    code = answer and answer.status
+    reason = answer and "%d %s" % (code, answer.reason) or str(err).partition(": ")[2]
+    if proxy and (code == 407 or "Tunnel connection failed" in str(err)):
+        return "%s refuses to pass it on (%s)" % (proxy, reason)
+    if isinstance(err, ssl.SSLCertVerificationError):
         return (
             "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
             "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
-            % (server_of(url, named), reason.verify_message)
+            % (server_of(url, named), err.verify_message)
         )
     if code is None:
-        why = getattr(reason, "strerror", 0) or reason
+        why = getattr(err, "strerror", None) or err
         return "cannot reach %s (%s)" % (proxy or server_of(url, named), why)
     busy = "the platform was busy (%s)" if code in (429, 503) else "%s"
     where = "" if code == 409 else " at %s" % url  # which address was wrong
-    return busy % failure_text(code, body, reason) + where
+    kind = "match" if "/api/matches/" in url else "study"
+    return busy % failure_text(code, body, answer.reason, kind) + where
 
 
-def failure_text(code, body, fallback):
+def failure_text(code, body, fallback, kind):
     """`409 the match is still playing: <reason>`, saying a thing once."""
     try:
         reason = json.loads(body.decode("utf-8")).get("reason")
     except (ValueError, AttributeError, RecursionError):
         reason = None
-    meaning = {404: "not found", 409: "the %s is still playing" % KIND, 400: "refused"}
+    meaning = {404: "not found", 409: "the %s is still playing" % kind, 400: "refused"}
     meaning = meaning.get(code, str(fallback))
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
         return "%d %s" % (code, meaning)
@@ -2437,10 +2502,11 @@ def settings(option, paced=False):
             value = float(os.environ.get(name) or default)
         except ValueError:
             value = -1
-        if not 0 < value < math.inf:
-            raise Usage("$%s must be a number of seconds above 0" % name)
+        if not 0 < value <= 86400:
+            raise Usage("$%s must be a number of seconds above 0, a day (86400) at most" % name)
         seconds.append(value)
-    return base.rstrip("/"), named, Network(*seconds, paced=paced)
+    agent = "%s/%s" % (Running.script, Running.version)
+    return base.rstrip("/"), named, Network(agent, *seconds, paced=paced)
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2640,8 +2706,8 @@ def keep(staged, files, about, folder):
             about,
             address=CREDENTIALS.sub("***@", about["address"]),
             savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            script=SCRIPT,
-            version=VERSION,
+            script=Running.script,
+            version=Running.version,
             sha256=digests,
         )
         with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
@@ -2696,13 +2762,15 @@ def start(main):
     except Exception as err:
         status = fail(
             "%s %s failed (%s: %s): a fault of this script, not of the record; please "
-            "report it" % (SCRIPT, VERSION, type(err).__name__, err),
+            "report it" % (Running.script, Running.version, type(err).__name__, err),
             False,
         )
     sys.exit(status)
 
 
+SHARED = set(globals()) - OUTSIDE  # this block's own names: under --matches, one copy serves
 # ==================================================================== the shared block's end
+Running.script, Running.version = SCRIPT, VERSION
 
 
 # ------------------------------------------------------- appendix: the exact sign-flip test, fast

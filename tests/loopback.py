@@ -13,7 +13,10 @@ under a mirror's prefix (`/mirror`: `/mirror/api/matches/...`; anything else
 404); `gzip` compresses every answer whose request accepts it; `limit` =
 (requests a second, burst, Retry-After) answers 429 past a token bucket;
 `rate` sends at most that many bytes a second over all connections, as a
-slow link does; `tls` = (certificate file, key file) serves HTTPS.
+slow link does; `tls` = (certificate file, key file) serves HTTPS; `keepalive`
+speaks HTTP/1.1 and keeps each connection open for the next request, as the
+platform does (`drop`: yet closes it after each answer without a word).
+`connections` counts the connections (and so TLS handshakes) accepted.
 """
 import gzip as gzip_module
 import json
@@ -113,11 +116,20 @@ class Handler(BaseHTTPRequestHandler):
         self.serve_file(base + "report.json")
 
 
+class KeptAlive(Handler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        super().do_GET()
+        self.close_connection = self.close_connection or self.server.keepalive == "drop"
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, roots, faults, prefix, gzip, limit, rate, tls):
-        super().__init__(("127.0.0.1", 0), Handler)
+    def __init__(self, roots, faults, prefix, gzip, limit, rate, tls, keepalive=False):
+        super().__init__(("127.0.0.1", 0), KeptAlive if keepalive else Handler)
+        self.keepalive, self.connections = keepalive, 0
         if tls:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(*tls)
@@ -127,6 +139,10 @@ class Server(ThreadingHTTPServer):
         self.requests, self.headers, self.refused = [], [], 0
         self.lock, self.cache = threading.Lock(), {}
         self.tokens, self.filled, self.link_free = (limit or (0, 0))[1], time.monotonic(), 0.0
+
+    def process_request(self, request, client_address):
+        self.connections += 1
+        super().process_request(request, client_address)
 
     def compressed(self, body):
         with self.lock:
@@ -164,8 +180,9 @@ class Server(ThreadingHTTPServer):
 class Platform:
     """`with Platform(root, ...) as p:` serves the roots at `p.url` (plus `prefix`, when given)."""
 
-    def __init__(self, *roots, faults=None, prefix="", gzip=False, limit=None, rate=None, tls=None):
-        self.httpd = Server(roots, faults, prefix, gzip, limit, rate, tls)
+    def __init__(self, *roots, faults=None, prefix="", gzip=False, limit=None, rate=None, tls=None,
+                 keepalive=False):
+        self.httpd = Server(roots, faults, prefix, gzip, limit, rate, tls, keepalive)
         self.origin = "http%s://127.0.0.1:%d" % ("s" * bool(tls), self.httpd.server_address[1])
         self.url = self.origin + self.httpd.prefix
 
@@ -173,6 +190,10 @@ class Platform:
     def refused(self):
         """How many requests the rate limit answered 429."""
         return self.httpd.refused
+
+    @property
+    def connections(self):
+        return self.httpd.connections
 
     @property
     def headers(self):

@@ -24,6 +24,9 @@ FIGURES = {
         r"floor \(move compressed, gunzip, json.loads\): %s s" % NUMBER,
         r"recompute.py, gzip: +%s s  \(%s x the floor; goal <= 2 x\)" % (NUMBER, NUMBER),
         r"recompute.py, identity: %s s  \(%s x the floor\)" % (NUMBER, NUMBER),
+        r"2000 events, 4 pages \(5 requests\), TLS, 50 ms round trip:",
+        r"  kept-alive floor \(one connection, one TLS context, gunzip, json.loads\): %s s" % NUMBER,
+        r"  recompute.py: %s s \(%s x the floor\), 1 connection\(s\) and TLS handshake\(s\)" % (NUMBER, NUMBER),
     ],
     "bench_signflip.py": [r"python [0-9.]+, exact sign-flip test, alpha 0.05, the first 40 pairs of each case"] + [
         r"%s +n=40 +sum\|D\|=[0-9]+ +p=0\.[0-9]{10} +(exact|bound|enclosed) +%s s  peak RSS +[0-9]+ MiB"
