@@ -20,16 +20,33 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- The one function that sends requests: Network.get (line 2023), in the shared block: GET only,
-  to the server the user named (--base, DAISHI_BASE or the address given), never a redirect to
-  another server; it sends the address and two headers, User-Agent (recompute.py/VERSION) and
-  Accept-Encoding (gzip).
-- The one function that writes files: keep (line 2518), in the shared block: only under
-  --save, into a new folder beside DIR/<match id>, renamed into place once whole; nothing else
-  writes.
-- The shared block, from "the shared block" to its end, is the same text in recompute_study.py,
-  which loads this file under --matches and calls download, saved_match, read_match,
-  read_report, audit and print_audit.
+- Sent, and only by Network.get (line 2040), in the shared block, through
+  Network.request (line 2085), Network.exchange (line 2117), Network.connection (line 2146) and
+  ask (line 2175): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+  or the address given), a redirect followed only within that server, nothing else. Headers:
+  Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
+  (Basic) where that address holds user:password@, in the clear over http://; through a proxy
+  the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the system's settings;
+  proxy_for (line 2278)), the whole address to an http:// one, a CONNECT to an https:// one, and
+  Proxy-Authorization (Basic) where the proxy's address holds user:password@. One TLS context a
+  run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2337) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2278) and proxy_of (line 2286) the proxy variables;
+  Network.connection (line 2146) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 1921) and Parser (line 2578) the terminal's width
+  (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2521) makes DIR's parent
+  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2542) writes the files and
+  saved.json into it and renames it to DIR/<match id> once whole (refused where that name is
+  taken); discard (line 2536) removes the new folder where the copy is not placed (on Ctrl-C
+  too); start (line 2592) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
+- Read, only the files named on the command line and inside them: read_file (line 2363), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2390), every file
+  checked against saved.json); folder_holds (line 1536), saved_folders (line 1758) and
+  saved_match (line 1515) list a folder's names.
+- The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
+  under --matches the study loads this file and gives it its own copy of the block, then calls
+  download, saved_match, read_match, read_report, audit and print_audit.
 """
 
 import os, signal, sys
@@ -2173,23 +2190,30 @@ def ask(conn, target, headers, deadline):
                 raise
 
 
-class Timed(socket.SocketIO):
+class Timed(io.RawIOBase):
     """A socket read within a deadline, as an answer reads it (makefile): each read waits until
     then at most and none starts after it, so a server that sends a byte at a time is cut off."""
 
     def __init__(self, sock, deadline):
-        super().__init__(sock, "rb")
-        self.deadline = deadline
+        super().__init__()
+        self.sock, self.deadline, self.raw = sock, deadline, sock.makefile("rb", buffering=0)
 
     def makefile(self, mode):
         return io.BufferedReader(self)
+
+    def readable(self):
+        return True
 
     def readinto(self, buffer):
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise socket.timeout("no whole answer by the deadline")
-        self._sock.settimeout(left)
-        return super().readinto(buffer)
+        self.sock.settimeout(left)
+        return self.raw.readinto(buffer)
+
+    def close(self):
+        self.raw.close()  # the socket itself stays open for the connection's next request
+        super().close()
 
 
 def basic(user):
@@ -2538,9 +2562,12 @@ def keep(staged, files, about, folder):
         )
         with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
             out.write(json.dumps(about, indent=1) + "\n")
-        if os.path.lexists(folder):
-            raise FileExistsError(errno.EEXIST, "saved there meanwhile")
-        os.rename(staged, folder)
+        os.mkdir(folder)  # the name taken for this copy, or refused where another has it
+        try:
+            os.rename(staged, folder)  # onto that empty folder: refused where it holds anything
+        except OSError:
+            quietly(os.rmdir, folder)
+            raise
     except OSError as err:
         raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
     finally:
@@ -2576,7 +2603,7 @@ def start(main):
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # no thread waited for
         for part in list(PARTS):
-            shutil.rmtree(part, ignore_errors=True)
+            discard(part)
         progress("")
         say("interrupted")
         os._exit(130)

@@ -22,14 +22,34 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- The one function that sends requests: Network.get (line 2197), in the shared block: GET
-  only, to the server the user named (--base, DAISHI_BASE or the address given), never a
-  redirect to another server; it sends the address and two headers, User-Agent
-  (recompute_study.py/VERSION) and Accept-Encoding (gzip). With --matches, recompute.py's
-  Network.get, the same text.
-- The one function that writes files: keep (line 2692), in the shared block: only under
-  --save, into a new folder beside DIR, renamed to DIR once whole (with --matches, each
-  match's copy inside it).
+- Sent, and only by Network.get (line 2217), in the shared block, through
+  Network.request (line 2262), Network.exchange (line 2294), Network.connection (line 2323) and
+  ask (line 2352): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+  or the address given), a redirect followed only within that server, nothing else; with
+  --matches, every match's requests too (recompute.py takes this block). Headers: Host,
+  User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
+  always; Authorization (Basic) where that address holds user:password@, in the clear over
+  http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
+  system's settings; proxy_for (line 2455)), the whole address to an http:// one, a CONNECT to
+  an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
+  user:password@. One TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2514) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2455) and proxy_of (line 2463) the proxy variables;
+  Network.connection (line 2323) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 2098) and Parser (line 2755) the terminal's width
+  (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2698) makes DIR's parent
+  and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
+  match's folder, from the thread that gathers it); keep (line 2719) writes the files and
+  saved.json into such a folder and renames it into place once whole (refused where that name is
+  taken): each match's copy, then the study's; discard (line 2713) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2769) points a closed stdout at os.devnull
+  (dup2 on fd 1) and nothing else.
+- Read, only the files named on the command line and inside them: read_file (line 2540), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2567), every file
+  checked against saved.json); with --matches, load_recompute (line 1841) runs recompute.py from
+  this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
+  folder_holds list a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
@@ -2347,23 +2367,30 @@ def ask(conn, target, headers, deadline):
                 raise
 
 
-class Timed(socket.SocketIO):
+class Timed(io.RawIOBase):
     """A socket read within a deadline, as an answer reads it (makefile): each read waits until
     then at most and none starts after it, so a server that sends a byte at a time is cut off."""
 
     def __init__(self, sock, deadline):
-        super().__init__(sock, "rb")
-        self.deadline = deadline
+        super().__init__()
+        self.sock, self.deadline, self.raw = sock, deadline, sock.makefile("rb", buffering=0)
 
     def makefile(self, mode):
         return io.BufferedReader(self)
+
+    def readable(self):
+        return True
 
     def readinto(self, buffer):
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise socket.timeout("no whole answer by the deadline")
-        self._sock.settimeout(left)
-        return super().readinto(buffer)
+        self.sock.settimeout(left)
+        return self.raw.readinto(buffer)
+
+    def close(self):
+        self.raw.close()  # the socket itself stays open for the connection's next request
+        super().close()
 
 
 def basic(user):
@@ -2712,9 +2739,12 @@ def keep(staged, files, about, folder):
         )
         with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
             out.write(json.dumps(about, indent=1) + "\n")
-        if os.path.lexists(folder):
-            raise FileExistsError(errno.EEXIST, "saved there meanwhile")
-        os.rename(staged, folder)
+        os.mkdir(folder)  # the name taken for this copy, or refused where another has it
+        try:
+            os.rename(staged, folder)  # onto that empty folder: refused where it holds anything
+        except OSError:
+            quietly(os.rmdir, folder)
+            raise
     except OSError as err:
         raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
     finally:
@@ -2750,7 +2780,7 @@ def start(main):
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except KeyboardInterrupt:  # no thread waited for
         for part in list(PARTS):
-            shutil.rmtree(part, ignore_errors=True)
+            discard(part)
         progress("")
         say("interrupted")
         os._exit(130)

@@ -62,17 +62,69 @@ def test_the_pep_723_header_asks_for_nothing(script):
     assert '# /// script\n# requires-python = ">=3.9"\n# dependencies = []\n# ///\n' in head
 
 
-def test_only_keep_writes_and_only_request_opens_a_connection():
-    """Every open() for writing, rename and build_opener in each script stands in keep, new_copy
-    or request: the two places the guide names."""
-    for script in SCRIPTS:
-        tree = ast.parse((REPO / script).read_text("utf-8"))
-        for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
-            calls = {ast.unparse(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)}
-            if calls & {"os.rename", "os.replace", "tempfile.mkdtemp", "tempfile.mkstemp"}:
-                assert fn.name in ("keep", "new_copy"), (script, fn.name)
-            if "urllib.request.build_opener" in calls or "opener.open" in calls:
-                assert fn.name == "request", (script, fn.name)
+# What touches the world, by the call that does it: each is named in the guide's bullet.
+TOUCHES = {
+    "Sent": {"http.client.HTTPConnection", "http.client.HTTPSConnection", "conn.request",
+             "conn.getresponse", "conn.set_tunnel", "socket.create_connection", "socket.socket",
+             "urllib.request.urlopen", "urllib.request.build_opener"},
+    "The environment read": {"os.environ.get", "os.getenv", "os.environ", "urllib.request.getproxies",
+                             "urllib.request.proxy_bypass", "ssl.create_default_context",
+                             "shutil.get_terminal_size", "os.get_terminal_size"},
+    "Written": {"os.rename", "os.replace", "os.makedirs", "os.mkdir", "os.rmdir", "os.remove",
+                "os.unlink", "shutil.rmtree", "shutil.move", "shutil.copy", "shutil.copytree",
+                "tempfile.mkdtemp", "tempfile.mkstemp", "os.dup2", "os.write", "os.symlink"},
+    "Read": {"os.listdir", "os.scandir", "os.walk", "spec.loader.exec_module",
+             "importlib.util.spec_from_file_location", "importlib.import_module"},
+}
+
+
+def touches(script):
+    """(bullet, the function or method, the call) of each call in the script that touches the world."""
+    found = set()
+
+    def visit(node, name):
+        for child in ast.iter_child_nodes(node):
+            inner = name
+            if isinstance(child, (ast.FunctionDef, ast.ClassDef)):
+                inner = name + "." + child.name if isinstance(node, ast.ClassDef) else (name or child.name)
+            if isinstance(child, (ast.Call, ast.Subscript)):
+                call = ast.unparse(child.func if isinstance(child, ast.Call) else child.value)
+                if call in ("open", "os.open", "os.fdopen"):
+                    mode = " ".join(ast.unparse(a) for a in child.args[1:] + [k.value for k in child.keywords])
+                    found.add(("Written" if re.search("['\"][^'\"]*[wxa+]|WRONLY|RDWR|CREAT", mode) else "Read",
+                               name, call))
+                for bullet, calls in TOUCHES.items():
+                    if call in calls:
+                        found.add((bullet, name, call))
+            visit(child, inner)
+
+    visit(ast.parse((REPO / script).read_text("utf-8")), None)
+    return found
+
+
+def guide_bullets(script):
+    doc = ast.get_docstring(ast.parse((REPO / script).read_text("utf-8")))
+    return {b.split(",")[0].split(":")[0].strip(): b for b in doc.split("\n- ")[1:]}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_guide_names_every_place_that_sends_writes_reads_or_reads_the_environment(script):
+    """A scan of the source for requests, writes, reads and environment reads finds none that the
+    guide's bullet does not name (with its line, which the test above holds true)."""
+    bullets = guide_bullets(script)
+    places = touches(script)
+    assert {bullet for bullet, _, _ in places} == set(TOUCHES), places
+    unnamed = sorted((bullet, name, call) for bullet, name, call in places
+                     if not re.search(r"(^|[^.\w])%s \(line \d+\)" % re.escape(name), bullets[bullet]))
+    assert unnamed == []
+
+
+def test_the_scan_finds_what_it_looks_for():
+    """The scan above would see a write, a request or an environment read added anywhere."""
+    found = touches("recompute.py")
+    assert ("Written", "keep", "os.rename") in found and ("Sent", "ask", "conn.request") in found
+    assert ("The environment read", "settings", "os.environ.get") in found
+    assert ("Read", "read_file", "os.open") in found and ("Written", "start", "os.dup2") in found
 
 
 def test_two_saves_of_one_match_at_once_leave_one_whole_copy(tmp_path):
@@ -338,3 +390,23 @@ def test_every_line_fits_a_terminal_of_60_columns_but_the_verdict(monkeypatch, n
     assert [line for line in lines[:-1] if len(line) > 60] == []
     assert not lines[-1].startswith(" ") and lines[-1].split(":")[0] in (
         "DIFFERS", "FAILS", "NOT READ", "every figure same, every check agrees"), lines[-1]
+
+
+@pytest.mark.parametrize("name", ["recompute", "recompute_study"])
+def test_keep_refuses_a_folder_made_while_it_writes(tmp_path, monkeypatch, name):
+    """An empty folder made at the target after keep began (after any check before the rename):
+    refused, left as it was, and nothing of the copy left behind."""
+    script = load_script(name)
+    target = tmp_path / "copies" / "m_b0bc344f1eac"
+    dumps = script.json.dumps
+
+    def meanwhile(*args, **kwargs):  # saved.json is written last, just before the rename
+        target.mkdir(exist_ok=True)
+        return dumps(*args, **kwargs)
+
+    staged = script.new_copy(str(target))
+    monkeypatch.setattr(script.json, "dumps", meanwhile)
+    with pytest.raises(script.Unreadable) as refused:
+        script.keep(staged, {"report.json": b"{}"}, {"kind": "match", "address": "x"}, str(target))
+    assert "--save: cannot keep" in str(refused.value) and "exists" in str(refused.value)
+    assert os.listdir(target) == [] and os.listdir(target.parent) == [target.name]
