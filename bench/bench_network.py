@@ -12,11 +12,12 @@ all connections together), and measures, best of several runs:
 - identity: the same against a server that does not compress.
 
 Run: python3 bench/bench_network.py [--mbit 20] [--runs 3] [--events N] [--pages P]
+(--mbit 0: loopback as it is, no link; the server keeps connections alive, as the platform does)
 
 With --latency MS (a round trip; users are about 50 ms away), the link is a delay of MS/2 each way
 instead (a TCP relay of this file's own, every byte held that long, no rate), over TLS with the
 test CA (tests/loopback_cert.pem), the server keeping connections alive as the platform does;
-it measures a 30-page match (60,000 events) and the 200,000-event one:
+it measures a 30-page match (6,000 events) and the 200,000-event one (40 pages):
 
 - kept-alive floor: a plain client sending the same requests over one kept-alive connection with
   one TLS context, decompressing and parsing each answer;
@@ -109,7 +110,7 @@ def kept_alive_floor(url, pages):
 
 def latency(args):
     """The 30-page match and the 200,000-event one, over TLS, MS/2 away each way."""
-    for events, pages in ((args.events // 4, 30), (args.events, args.pages)) if not args.tiny else ((2000, 4),):
+    for events, pages in ((6000, 30), (args.events, args.pages)) if not args.tiny else ((2000, 4),):
         with tempfile.TemporaryDirectory() as root:
             folder = os.path.join(root, "api", "matches", MATCH)
             archive, log = bench_match.generate(events, args.seats, random.Random(7))
@@ -130,13 +131,16 @@ def latency(args):
 
 
 def floor(url, pages):
-    """Each page and the report over the link, compressed, then decompressed and parsed."""
+    """Each page and the report over the link, compressed, one request after the other on one
+    kept-alive connection (as a plain client sends them), then decompressed and parsed."""
+    conn = http.client.HTTPConnection(url.split("//")[1])
     for path in ["/export?page=%d" % n for n in range(1, pages + 1)] + ["/report"]:
-        request = urllib.request.Request(url + "/api/matches/" + MATCH + path, headers={"Accept-Encoding": "gzip"})
-        with urllib.request.urlopen(request) as response:
-            body = response.read()
-            assert response.headers.get("Content-Encoding") == "gzip"
+        conn.request("GET", "/api/matches/" + MATCH + path, headers={"Accept-Encoding": "gzip"})
+        response = conn.getresponse()
+        body = response.read()
+        assert response.status == 200 and response.headers.get("Content-Encoding") == "gzip"
         json.loads(gzip.decompress(body))
+    conn.close()
 
 
 def whole(url, env=None):
@@ -166,7 +170,7 @@ def main():
         return latency(args)
     if args.tiny:
         args.events, args.pages, args.seats, args.mbit, args.runs = 2000, 4, 4, 200, 1
-    rate = args.mbit * 1e6 / 8
+    rate = args.mbit * 1e6 / 8 or None  # --mbit 0: loopback as it is, no link
     with tempfile.TemporaryDirectory() as root:
         folder = os.path.join(root, "api", "matches", MATCH)
         archive, events = bench_match.generate(args.events, args.seats, random.Random(7))
@@ -176,7 +180,8 @@ def main():
         raw = [open(name, "rb").read() for name in names]
         size, packed = sum(map(len, raw)), sum(len(gzip.compress(body, 6, mtime=0)) for body in raw)
         best = {"floor": float("inf"), "gzip": float("inf"), "identity": float("inf")}
-        with Platform(root, gzip=True, rate=rate) as zipped, Platform(root, rate=rate) as plain:
+        with Platform(root, gzip=True, rate=rate, keepalive=True) as zipped, \
+                Platform(root, rate=rate, keepalive=True) as plain:
             floor(zipped.url, args.pages)  # the server compresses each page once, before any run is timed
             for _ in range(args.runs):  # in turn, so that a busy machine slows each alike
                 best["floor"] = min(best["floor"], timed(floor, zipped.url, args.pages))
@@ -185,7 +190,7 @@ def main():
     print("match: %d events, %d pages, %d seats: %.1f MB of JSON, %.2f MB compressed (%.1f x)"
           % (args.events, args.pages, args.seats, size / 1e6, packed / 1e6, size / packed))
     print("link: %g Mbit/s (%.2f s to move the compressed pages, %.1f s the JSON)"
-          % (args.mbit, packed / rate, size / rate))
+          % (args.mbit, packed / (rate or float("inf")), size / (rate or float("inf"))))
     print("floor (move compressed, gunzip, json.loads): %.2f s" % best["floor"])
     print("recompute.py, gzip:     %.2f s  (%.2f x the floor; goal <= 2 x)" % (best["gzip"], best["gzip"] / best["floor"]))
     print("recompute.py, identity: %.2f s  (%.2f x the floor)" % (best["identity"], best["identity"] / best["floor"]))

@@ -21,6 +21,7 @@ platform does (`drop`: yet closes it after each answer without a word).
 import gzip as gzip_module
 import json
 import re
+import socket
 import ssl
 import threading
 import time
@@ -118,6 +119,10 @@ class Handler(BaseHTTPRequestHandler):
 
 class KeptAlive(Handler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()  # each answer's head and body sent at once, as nginx's tcp_nodelay does
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self):
         super().do_GET()
