@@ -526,8 +526,9 @@ def figure_rows(result, key, name, page, rows):
 
 
 def comparison_figures(result, arm, label, ours, page, terms):
-    """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict, and its
-    checks."""
+    """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict; its checks
+    returned as (place, check): §7's withheld verdict 0 and log ratio 1, then, past §7's, the
+    exact count's cap 3."""
     start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
     p = None if ours.p is None else float(ours.p)
     withheld, shown = page.get("withheld"), page.get("verdict")
@@ -550,17 +551,18 @@ def comparison_figures(result, arm, label, ours, page, terms):
     for figure in result.figures[start:]:
         if figure["key"]["figure"] == "p" and ours.p_how == "bound":
             figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
-    if ours.p_how not in (None, "bound", "enclosed"):
-        result.checks.append(
-            ("comparison %d: exact sign-flip count within its cap" % arm, False, ours.p_how)
-        )
+    checks = []
     if withheld is not None:
         name = "comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld))
         detail = None if shown is None else "the page shows %s" % _shown(shown)
-        result.checks.append((name, shown is None, detail))
+        checks.append((0, (name, shown is None, detail)))
     if terms.effect == "log_ratio":
         name = "comparison %d: every value of its pairs above 0 (log ratio)" % arm
-        result.checks.append((name, ours.positive, None))
+        checks.append((1, (name, ours.positive, None)))
+    if ours.p_how not in (None, "bound", "enclosed"):
+        name = "comparison %d: exact sign-flip count within its cap" % arm
+        checks.append((3, (name, False, ours.p_how)))
+    return checks
 
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
@@ -815,26 +817,32 @@ def recompute_reading(study_id, trials, seats, reading, rho):
     result.trust += [
         "which pairs each comparison read (pair, in_comparison): the page's own account"
     ] * bool(terms.compared)
+    later = []  # (place, check): each comparison's checks, put after §7's checks 1-25
     for arm in terms.compared:
         page = pages.get(arm, {})
         withheld = page.get("withheld")
         ours = compare_arm(arm, trials_by_trial, terms, study_id, withheld)
-        comparison_figures(result, arm, labels[arm], ours, page, terms)
+        later += comparison_figures(result, arm, labels[arm], ours, page, terms)
         if withheld is not None:
             result.trust.append(
                 "why comparison %d's verdict is withheld: %s" % (arm, _shown(withheld))
             )
     for arm in sorted(set(pages) - set(terms.compared), key=str):
-        comparison_figures(result, arm, "not in the files", Comparison(), pages[arm], terms)
+        later += comparison_figures(
+            result, arm, "not in the files", Comparison(), pages[arm], terms
+        )
     arm_and_model_figures(result, trials, seats, terms, reading, labels)
     value_figures(result, trials, seats, terms)
-    # study.md §7 checks 1-25 in order, then every value within the metric's range, if any; a
-    # check's fault is a message, else false
+    # study.md §7's numbers: checks 1-25 in order (a check's fault is a message, else false), each
+    # withheld verdict, each log ratio; then those §7 does not list: every value within the
+    # metric's range, if it has one (place 2), and each exact count within its cap
     checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
     if terms.bounds is not None:
         name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
-        checks.append((name, first_fault(terms.outside, lambda row: "value " + row["value"])))
+        fault = first_fault(terms.outside, lambda row: "value " + row["value"])
+        later.append((2, (name, not fault, fault or None)))
     result.checks += [(name, not fault, fault or None) for name, fault in checks]
+    result.checks += [check for _, check in sorted(later, key=operator.itemgetter(0))]
     if not terms.seat_score:
         card = _shown(reading.get("range")), terms.direction
         result.trust.append(

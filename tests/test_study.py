@@ -812,6 +812,33 @@ def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
     assert failed[0]["detail"].startswith("trials.csv line 3")
 
 
+
+def test_checks_numbered_as_study_md_section_7(tmp_path, monkeypatch, capsys):
+    """Checks 1-25 first, so check 1 is the canary even beside a withheld verdict (26); then the
+    checks §7 does not list: the values within the range (27), the exact count's cap (28)."""
+    write_study(tmp_path, "fixed", reading_changes={"verdict": None, "withheld": "owner_stop"},
+                trials_tamper=lambda rows: rows[:2] + [rows[2].rsplit(",", 1)[0] + ","] + rows[3:])
+    study_dir = tmp_path / "u" / "hand" / "studies" / STUDY
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)
+    argv = ["https://daishi.ai/u/hand/studies/" + STUDY, "--trials", str(study_dir / "trials.csv"),
+            "--seats", str(study_dir / "seats.csv"), "--page", str(tmp_path / "u" / "hand.json")]
+    assert rs.main(argv + ["--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    names = [c["check"] for c in out["checks"]]
+    assert len(names) == 28
+    assert names[:2] == ["canary on every trials.csv row", "canary on every seats.csv row"]
+    assert names[24] == "the page's direction is the files'"
+    assert names[25:] == ["comparison 1: verdict withheld (owner_stop), none beside none",
+                          "every value within fitness_index's range [0, 100]",
+                          "comparison 1: exact sign-flip count within its cap"]
+    assert out["verdict"] == "DIFFERS: comparison 1 p; FAILS: check 1, check 28"
+    assert rs.main(argv + ["--all"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert "  1. canary on every trials.csv row: FAILS (trials.csv line 3: canary missing or altered)" in lines
+    assert " 26. comparison 1: verdict withheld (owner_stop), none beside none: agrees" in lines
+    assert " 28. comparison 1: exact sign-flip count within its cap: FAILS (needs 0 MiB, cap 0 MiB)" in lines
+
+
 # ---------------------------------------------------------------- unreadable files
 
 @pytest.mark.parametrize("tamper, message", [
