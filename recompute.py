@@ -20,30 +20,30 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2040), in the shared block, through
-  Network.request (line 2085), Network.exchange (line 2117), Network.connection (line 2146) and
-  ask (line 2175): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2069), in the shared block, through
+  Network.request (line 2114), Network.exchange (line 2146), Network.connection (line 2175) and
+  ask (line 2204): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the system's settings;
-  proxy_for (line 2278)), the whole address to an http:// one, a CONNECT to an https:// one, and
+  proxy_for (line 2307)), the whole address to an http:// one, a CONNECT to an https:// one, and
   Proxy-Authorization (Basic) where the proxy's address holds user:password@. One TLS context a
   run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2337) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2278) and proxy_of (line 2286) the proxy variables;
-  Network.connection (line 2146) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 1921) and Parser (line 2578) the terminal's width
+- The environment read: settings (line 2366) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2307) and proxy_of (line 2315) the proxy variables;
+  Network.connection (line 2175) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 1945) and Parser (line 2610) the terminal's width
   (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2521) makes DIR's parent
-  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2542) writes the files and
+- Written, made, renamed or removed, only under --save: new_copy (line 2550) makes DIR's parent
+  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2574) writes the files and
   saved.json into it and renames it to DIR/<match id> once whole (refused where that name is
-  taken); discard (line 2536) removes the new folder where the copy is not placed (on Ctrl-C
-  too); start (line 2592) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2363), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2390), every file
-  checked against saved.json); folder_holds (line 1536), saved_folders (line 1758) and
-  saved_match (line 1515) list a folder's names.
+  taken); discard (line 2568) removes the new folder where the copy is not placed (on Ctrl-C
+  too); start (line 2632) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
+- Read, only the files named on the command line and inside them: read_file (line 2392), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2419), every file
+  checked against saved.json); folder_holds (line 1552), saved_folders (line 1782) and
+  saved_match (line 1531) list a folder's names.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
   download, saved_match, read_match, read_report, audit and print_audit.
@@ -51,6 +51,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 
 import os, signal, sys
 
+if sys.version_info < (3, 9):  # first, before anything an older Python lacks
+    sys.stderr.write(
+        "recompute.py needs Python 3.9 or later; this is Python %s\n" % sys.version.split()[0]
+    )
+    sys.exit(2)
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, base64, errno, gc, hashlib, http.client, io, json, math, re
@@ -1367,7 +1372,11 @@ def summary(results, failures):
 
 def match_verdict(results, failures, changes, batch):
     """The run's verdict line: what differs, fails, changed or could not be read, match by match."""
-    named = [(text(r["source"]) + " " if batch else "", r) for r in results]
+    ids = Counter(r["matchId"] for r in results)  # a match read twice: named by its source
+    named = [
+        (text(r["source" if ids[r["matchId"]] > 1 else "matchId"]) + " " if batch else "", r)
+        for r in results
+    ]
     return verdict_line(
         [
             (
@@ -1449,10 +1458,17 @@ class Match:
             raise Unreadable("incomplete copy (no saved.json): every page present, no %s" % name)
         raise Unreadable("%s: not in this copy (saved.json lists no such file)" % path)
 
-    def line(self):
-        """The line that names a saved copy before its audit."""
+    def line(self, save=None):
+        """The line that names a saved copy before its audit; under --save DIR, one kept there
+        before, read instead of the platform."""
         if self.about is None:
-            return "a copy with no saved.json: not verified against what was saved"
+            return "a copy laid out as the platform serves it, with no saved.json to verify its files by"
+        if save:
+            return (
+                "%s: the saved copy of %s, kept there before, audited instead of the platform "
+                "(every file verified); to audit the platform now, name another DIR or leave "
+                "out --save" % (self.folder, one_line(self.about["savedAt"]))
+            )
         return "saved copy of %s from %s, saved %s, every file verified" % (
             self.match_id,
             one_line(self.about["address"]),
@@ -1552,23 +1568,25 @@ def folder_holds(path):
 
 
 # ------------------------------------------------------------------ main
-EPILOG = """example: python3 recompute.py m_aa6f85fab659 --save copies
-  and later, offline: python3 recompute.py copies
-A table cell a/b is published/recomputed, shown where the two differ (--all:
-a row per figure). --against OLD wants the match's own folder: OLD/<match id>
-where --save wrote a folder of them.
-environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may
-take (30); DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
-exit status: 0 every figure matches and every check agrees; 1 a figure
-differs, a check fails or (--against) the record changed; 2 a record cannot
-be read, the platform busy, or a usage error; 130 interrupted; 141 stdout closed"""
+EPILOG = """example: python3 recompute.py m_aa6f85fab659 --save copies; and later, offline:
+python3 recompute.py copies
+
+A table cell a/b is published/recomputed, shown where the two differ (--all: a row per figure).
+--against OLD wants the match's own folder: OLD/<match id> where --save wrote a folder of them.
+
+environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take (30);
+DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
+
+exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
+(--against) the record changed; 2 a record cannot be read, the platform busy, or a usage error;
+130 interrupted; 141 stdout closed"""
 
 
 def parse_args(argv):
     parser = Parser(
         "recompute.py",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Help,
         description="Recompute a daishi.ai match's published scores from its public record.",
     )
     add = parser.add_argument
@@ -1579,7 +1597,11 @@ def parse_args(argv):
         help="a match id (m_ + 12 hex digits), a match address "
         "(https://daishi.ai/matches/m_...), or a folder of saved copies",
     )
-    add("--base", help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE)
+    add(
+        "--base",
+        metavar="URL",
+        help="server to download from (default %s, or $DAISHI_BASE)" % DEFAULT_BASE,
+    )
     add("--rubric", choices=RUBRICS, help="read the report under this version")
     add("--save", metavar="DIR", help="keep what was downloaded in DIR/<id>/")
     add("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
@@ -1611,6 +1633,8 @@ def against_copy(args):
     folder = args.against
     if folder is None:
         return
+    if not lexists(folder):
+        raise Unreadable("--against %s: no such folder" % folder)
     if not isdir(folder) or folder_holds(folder) != "match":
         raise Usage(
             "--against compares one match with one saved copy (a folder holding export/ "
@@ -1664,7 +1688,7 @@ def audit_matches(args, old):
                 rubric = args.rubric or (match.about or {}).get("rubric")  # else its copy's
                 result = dict(audit(*read_match(match, rubric)), source=label)
                 if match.folder:
-                    result["copy"] = match.line()
+                    result["copy"] = match.line(args.save)
             finally:
                 kept = save(args, match)
             if kept:
@@ -1926,17 +1950,22 @@ def terminal_width():
 
 
 def wrapped(line, width):
-    """A line escaped, and where wider than width cut at a space (or mid-word when none) into
-    lines that end with ` \\` and go on indented four spaces: linear in the line's length."""
+    """A line escaped, and where wider than width broken into lines that go on indented four
+    spaces: at a space, the line ending ` \\`; where no space is near, after a / (in an address)
+    or else within the word, the line ending `\\`, the two parts joining as they are. Linear in
+    the line's length."""
     line = one_line(line, len(line))
     out, start, indent = [], 0, ""
     while len(indent) + len(line) - start > width:
         offset = start - len(indent)  # where the shown line's position 0 falls in `line`
         at = line.rfind(" ", offset + 8, offset + width - 1) - offset
-        at = at if at > 8 else width - 2
-        out.append((indent + line[start : offset + at]).rstrip() + " \\")
+        mark = " \\"
+        if at <= 8:  # no space near: after a / (an address's), else within the word
+            at = line.rfind("/", offset + 8, offset + width - 1) + 1 - offset
+            at, mark = at if at > 8 else width - 1, "\\"
+        out.append((indent + line[start : offset + at]).rstrip() + mark)
         start, indent = offset + at, "    "
-        while line.startswith(" ", start):
+        while mark == " \\" and line.startswith(" ", start):
             start += 1
     return out + [indent + line[start:]]
 
@@ -2522,7 +2551,10 @@ def new_copy(folder):
     """A new folder beside `folder`, to keep a copy in before it is placed; refused where
     `folder` is there already."""
     if os.path.lexists(folder):
-        raise Unreadable("--save: %s is there already; name another DIR or move it aside" % folder)
+        raise Unreadable(
+            "--save: %s is there already: to audit the platform now, name another DIR or leave out "
+            "--save; to audit a copy kept there, name the folder alone" % folder
+        )
     parent = os.path.dirname(os.path.abspath(folder))
     try:
         os.makedirs(parent, exist_ok=True)
@@ -2580,6 +2612,14 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise Usage(message)
+
+
+class Help(argparse.HelpFormatter):
+    """--help as wide as the terminal (COLUMNS): each paragraph of a text filled to its width."""
+
+    def _fill_text(self, text, width, indent):
+        fill = super()._fill_text
+        return "\n\n".join(fill(part, width, indent) for part in text.split("\n\n"))
 
 
 def folder_left_out(argv, record):

@@ -22,32 +22,32 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2217), in the shared block, through
-  Network.request (line 2262), Network.exchange (line 2294), Network.connection (line 2323) and
-  ask (line 2352): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2240), in the shared block, through
+  Network.request (line 2285), Network.exchange (line 2317), Network.connection (line 2346) and
+  ask (line 2375): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2455)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2478)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2514) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2455) and proxy_of (line 2463) the proxy variables;
-  Network.connection (line 2323) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 2098) and Parser (line 2755) the terminal's width
+- The environment read: settings (line 2537) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2478) and proxy_of (line 2486) the proxy variables;
+  Network.connection (line 2346) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 2116) and Parser (line 2781) the terminal's width
   (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2698) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2721) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2719) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2745) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2713) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2769) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2739) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2803) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2540), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2567), every file
-  checked against saved.json); with --matches, load_recompute (line 1841) runs recompute.py from
+- Read, only the files named on the command line and inside them: read_file (line 2563), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2590), every file
+  checked against saved.json); with --matches, load_recompute (line 1859) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -55,6 +55,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 
 import os, signal, sys
 
+if sys.version_info < (3, 9):  # first, before anything an older Python lacks
+    sys.stderr.write(
+        "recompute_study.py needs Python 3.9 or later; this is Python %s\n" % sys.version.split()[0]
+    )
+    sys.exit(2)
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, base64, csv, errno, hashlib, http.client, importlib.util, io, itertools, json, math
@@ -950,6 +955,7 @@ def audit_brief(rc, full):
     brief["differs"] = [
         {
             "seat": n,
+            "label": one_line(r["label"]),
             "figure": r["key"]["figure"],
             "published": r["published"],
             "recomputed": r["recomputed"],
@@ -1544,9 +1550,7 @@ def study_verdict(result):
         + key["figure"]
         for key in keys
     ]
-    differs += [
-        "%s seat %d %s" % (mid, d["seat"], d["figure"]) for mid, a in audits for d in a["differs"]
-    ]
+    differs += ["%s %s" % (mid, d["label"]) for mid, a in audits for d in a["differs"]]
     differs += ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
     fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
@@ -1656,6 +1660,8 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
     """(base, handle, study id, address, what named its server) of https://host[/prefix]/u/
     <handle>/studies/<id>, as pasted, or of its path alone (/u/...) under base."""
     path = re.match("[^?#]*", address.strip(" \t\r\n")).group().removesuffix("/")
+    if MATCH_ID.match(path):
+        raise Usage("%s is a match: audit it with recompute.py %s" % (path, path))
     own = not path.startswith("/u/")  # a whole address, naming its own server
     if named == "--base" and own:
         raise Usage(
@@ -1664,9 +1670,7 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
         )
     match = STUDY_ADDRESS.fullmatch(path if own else base.rstrip("/") + path)
     if match is None or not 0 < int(match.group(2) or 1) < 65536:
-        if MATCH_ID.match(path):
-            raise Usage("%s is a match: audit it with recompute.py %s" % (path, path))
-        if path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path:
+        if own and (path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path):
             raise Unreadable("%s: no such folder" % _shown(address))
         raise Unreadable(
             "not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
@@ -1740,9 +1744,12 @@ def saved_study(folder, option=""):
     """A study copy --save wrote: (saved.json, its files), every file checked; else refused."""
     about, files = read_copy(folder, "study", STUDY_FILE)
     if about is None:
-        raise Unreadable(
-            "%s%s: not a folder --save wrote (no saved.json)" % (option, _shown(folder))
+        why = (
+            "not a folder --save wrote (no saved.json)"
+            if os.path.lexists(folder)
+            else "no such folder"
         )
+        raise Unreadable("%s%s: %s" % (option, _shown(folder), why))
     return about, files
 
 
@@ -1787,15 +1794,18 @@ def csv_fields(line):
 
 
 # ---------------------------------------------------------------- main
-EPILOG = """example: python3 recompute_study.py /u/kim/studies/s_eee65f53 --save kim
-  and later, offline: python3 recompute_study.py kim
-A table cell a/b is published/recomputed, shown where the two differ (--all:
-a row per figure). --against OLD wants the folder --save wrote.
-environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may
-take (30); DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
-exit status: 0 every figure matches and every check agrees; 1 a figure
-differs, a check fails or --against finds a change; 2 the study cannot be
-read, the platform busy, or a usage error; 130 interrupted; 141 stdout closed"""
+EPILOG = """example: python3 recompute_study.py /u/kim/studies/s_eee65f53 --save kim; and later,
+offline: python3 recompute_study.py kim
+
+A table cell a/b is published/recomputed, shown where the two differ (--all: a row per figure).
+--against OLD wants the folder --save wrote.
+
+environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take (30);
+DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
+
+exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
+--against finds a change; 2 the study cannot be read, the platform busy, or a usage error; 130
+interrupted; 141 stdout closed"""
 OPTIONS = (
     ("--trials FILE", "read this saved trials.csv instead of the served one"),
     ("--seats FILE", "read this saved seats.csv instead of the served one"),
@@ -1811,7 +1821,7 @@ OPTIONS = (
     (
         "--matches",
         "audit every trial's match too, with recompute.py from this script's folder, "
-        "and tie every row to its record (study.md §8)",
+        "and tie every row to its record",
     ),
     ("--jobs N", "with --matches: N matches at a time (1 to 16, default 4)"),
     ("--all", "print every figure on its own row"),
@@ -1822,7 +1832,7 @@ OPTIONS = (
 def parse_arguments(argv):
     parser = Parser(
         prog=SCRIPT,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Help,
         description="Recompute a daishi.ai study page's reading from its files and compare.",
         epilog=EPILOG,
     )
@@ -2035,8 +2045,8 @@ def main(argv=None):
         return run(parse_arguments(argv))
     except (Usage, Busy) as err:  # no word on the study
         message = str(err)
-    except Unreadable as err:
-        message = "cannot read the study: %s" % err
+    except Unreadable as err:  # an option's own fault names it first
+        message = str(err) if str(err).startswith("--") else "cannot read the study: %s" % err
     return fail(message, "--json" in argv)
 
 
@@ -2111,17 +2121,22 @@ def terminal_width():
 
 
 def wrapped(line, width):
-    """A line escaped, and where wider than width cut at a space (or mid-word when none) into
-    lines that end with ` \\` and go on indented four spaces: linear in the line's length."""
+    """A line escaped, and where wider than width broken into lines that go on indented four
+    spaces: at a space, the line ending ` \\`; where no space is near, after a / (in an address)
+    or else within the word, the line ending `\\`, the two parts joining as they are. Linear in
+    the line's length."""
     line = one_line(line, len(line))
     out, start, indent = [], 0, ""
     while len(indent) + len(line) - start > width:
         offset = start - len(indent)  # where the shown line's position 0 falls in `line`
         at = line.rfind(" ", offset + 8, offset + width - 1) - offset
-        at = at if at > 8 else width - 2
-        out.append((indent + line[start : offset + at]).rstrip() + " \\")
+        mark = " \\"
+        if at <= 8:  # no space near: after a / (an address's), else within the word
+            at = line.rfind("/", offset + 8, offset + width - 1) + 1 - offset
+            at, mark = at if at > 8 else width - 1, "\\"
+        out.append((indent + line[start : offset + at]).rstrip() + mark)
         start, indent = offset + at, "    "
-        while line.startswith(" ", start):
+        while mark == " \\" and line.startswith(" ", start):
             start += 1
     return out + [indent + line[start:]]
 
@@ -2707,7 +2722,10 @@ def new_copy(folder):
     """A new folder beside `folder`, to keep a copy in before it is placed; refused where
     `folder` is there already."""
     if os.path.lexists(folder):
-        raise Unreadable("--save: %s is there already; name another DIR or move it aside" % folder)
+        raise Unreadable(
+            "--save: %s is there already: to audit the platform now, name another DIR or leave out "
+            "--save; to audit a copy kept there, name the folder alone" % folder
+        )
     parent = os.path.dirname(os.path.abspath(folder))
     try:
         os.makedirs(parent, exist_ok=True)
@@ -2765,6 +2783,14 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise Usage(message)
+
+
+class Help(argparse.HelpFormatter):
+    """--help as wide as the terminal (COLUMNS): each paragraph of a text filled to its width."""
+
+    def _fill_text(self, text, width, indent):
+        fill = super()._fill_text
+        return "\n\n".join(fill(part, width, indent) for part in text.split("\n\n"))
 
 
 def folder_left_out(argv, record):

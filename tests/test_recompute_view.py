@@ -116,7 +116,7 @@ def test_save_then_audit_the_folder_of_matches(fixtures_platform, tmp_path):
     assert again.returncode == 2
     assert unwrapped(again.stdout).count("\n  read from %s" % save) == 3
     assert "\n4 matches: 3 read, 1 could not be read; 12 seats\n" in again.stdout
-    assert "\nDIFFERS: %s a_2 wealth; NOT READ: " % (save / TAMPERED) in unwrapped(again.stdout)
+    assert "\nDIFFERS: %s a_2 wealth; NOT READ: " % TAMPERED in unwrapped(again.stdout)  # by its id
     assert again.stderr == ("recompute.py: %s: 409 The match is still playing: round 212 of 400.\n"
                             % (save / PLAYING / "playing.json"))
     alone = run_script("recompute.py", save / PLAYING)
@@ -145,7 +145,10 @@ def test_a_second_save_into_the_same_dir_reuses_the_whole_copy(fixtures_platform
     requests = len(fixtures_platform.requests)
     out = run(fixtures_platform, "--save", tmp_path, CLEAN)
     assert out.returncode == 0 and out.stderr == ""
-    assert out.stdout.startswith("saved copy of %s from " % CLEAN) and "every file verified" in out.stdout
+    saved_at = json.loads(before)["savedAt"]
+    assert unwrapped(out.stdout).startswith(
+        "%s: the saved copy of %s, kept there before, audited instead of the platform (every file verified); "
+        "to audit the platform now, name another DIR or leave out --save\n%s  rubric" % (tmp_path / CLEAN, saved_at, CLEAN))
     assert (tmp_path / CLEAN / "saved.json").read_bytes() == before
     assert len(fixtures_platform.requests) == requests
 
@@ -177,7 +180,7 @@ def test_against_a_copy_of_another_match_is_refused(fixtures_platform, tmp_path)
     assert out.returncode == 2 and out.stdout == ""
     assert "is a copy of %s, not of %s" % (CLEAN, TAMPERED) in out.stderr
     out = run(fixtures_platform, "--against", tmp_path / "absent", CLEAN)
-    assert out.returncode == 2 and "--against compares one match" in out.stderr
+    assert (out.returncode, out.stderr) == (2, "recompute.py: --against %s: no such folder\n" % (tmp_path / "absent"))
 
 
 def test_pasted_addresses_are_read(fixtures_platform):

@@ -1,0 +1,268 @@
+"""What a new user meets first: an older Python, the README's first screen, refusals that name what
+is wrong, a copy kept earlier named as such, a narrow terminal, and the names the output gives."""
+import ast
+import glob
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, REPO, load_script, run_script
+from loopback import Platform
+
+SCRIPTS = ("recompute.py", "recompute_study.py")
+MATCHES = FIXTURES / "api" / "matches"
+CLEAN = "m_b0bc344f1eac"      # 2 seats, every figure same
+TAMPERED = "m_6b97819aefda"   # report.json: a_2 wealth 65.0 -> 65.01
+EXPLAINED = "m_1b23341c9524"  # erratum E3, every figure same
+LINKED = "/u/linked-lab/studies/s_9f54f5e8"
+KIM = "/u/kim/studies/s_eee65f53"
+NOWHERE = "http://127.0.0.1:9"  # nothing listens: a request made would be a failure to read
+
+
+def joined(text):
+    """Wrapped lines joined again: each ends with `\\`, the next goes on after four spaces."""
+    return text.replace("\\\n    ", "")
+
+
+# ---------------------------------------------------------------- a Python older than 3.9
+def older_pythons():
+    """The interpreters older than 3.9 that pyenv holds here, if any."""
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    found = sorted(glob.glob(os.path.join(root, "versions", "3.[5-8].*", "bin", "python3")))
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason="no Python 3.5-3.8 under pyenv here"))]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("python", older_pythons())
+def test_an_older_python_says_in_one_line_that_it_needs_3_9(python, script):
+    out = subprocess.run([python, str(REPO / script), "m_aa6f85fab659"], capture_output=True, text=True,
+                         env=dict(os.environ, DAISHI_BASE=NOWHERE), timeout=60)
+    version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"],
+                             capture_output=True, text=True).stdout.strip()
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == "%s needs Python 3.9 or later; this is Python %s\n" % (script, version)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_version_check_runs_first_whatever_python_runs_it(script):
+    """Python 3.8 as sys.version_info says it: one line, exit 2, before anything else runs."""
+    program = ("import runpy, sys; sys.version_info = (3, 8, 18, 'final', 0); sys.version = '3.8.18 (as 3.8)'; "
+               "sys.argv = [%r, 'm_aa6f85fab659']; runpy.run_path(%r, run_name='__main__')"
+               % (script, str(REPO / script)))
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         env=dict(os.environ, DAISHI_BASE=NOWHERE), timeout=60)
+    assert (out.returncode, out.stdout, out.stderr) == (
+        2, "", "%s needs Python 3.9 or later; this is Python 3.8.18\n" % script)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_script_parses_as_python_3_6_so_the_check_can_run(script):
+    """An older Python compiles the whole file before the check runs: the file keeps to 3.6's grammar
+    (no `:=`, no `/` parameters, no `match`), and the check is the first statement after the imports
+    every Python 3 has."""
+    source = (REPO / script).read_text("utf-8")
+    tree = ast.parse(source, feature_version=(3, 6))
+    docstring, imports, check = tree.body[:3]
+    assert [alias.name for alias in imports.names] == ["os", "signal", "sys"]
+    assert ast.get_source_segment(source, check.test) == "sys.version_info < (3, 9)"
+    with pytest.raises(SyntaxError):
+        ast.parse(source + "\nif (x := 1):\n    pass\n", feature_version=(3, 6))
+
+
+# ---------------------------------------------------------------- the README's first screen
+def start_here():
+    readme = (REPO / "README.md").read_text("utf-8")
+    section = readme.split("\n## Start here\n", 1)[1].split("\n## ", 1)[0]
+    return [line.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", section, re.S)
+            for line in block.splitlines()]
+
+
+def test_the_first_screen_installs_into_a_virtual_environment_and_tests_as_ci_does():
+    """A system Python (Debian 12, Ubuntu 23.04 and later) refuses `pip install` outside a virtual
+    environment: the first screen makes one first; its test command is the one CI runs."""
+    commands = start_here()
+    venv = [i for i, c in enumerate(commands) if re.match(r"python3 -m venv \.venv && \. \.venv/bin/activate$", c)]
+    pip = [i for i, c in enumerate(commands) if "pip install" in c]
+    assert venv and pip and venv[0] < min(pip), commands
+    assert "python3 -m pytest -q -rs -n auto tests" in commands
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "  python3 -m pytest -q -rs -n auto tests  # the test command README.md gives" in ci
+
+
+def test_the_first_command_audits_a_bundled_match_and_says_what_it_read():
+    [first] = [c for c in start_here() if c.startswith("python3 recompute.py ")]
+    out = subprocess.run([sys.executable] + first.split()[1:], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout.split("\n")[0] == ("a copy laid out as the platform serves it, with no saved.json to "
+                                         "verify its files by")
+    assert out.stdout.endswith("\nevery figure same, every check agrees\n")
+
+
+def printed_values(document):
+    """Every (key, value) of a JSON document whose value is not a list or an object."""
+    if isinstance(document, dict):
+        return {pair for key, value in document.items() for pair in
+                (printed_values(value) if isinstance(value, (dict, list)) else {(key, json.dumps(value))})}
+    return {pair for value in document for pair in printed_values(value)} if isinstance(document, list) else set()
+
+
+def test_each_readme_json_example_is_what_its_command_prints():
+    """Each value a JSON example of the README shows (`…` aside) is in the document its command prints."""
+    readme = (REPO / "README.md").read_text("utf-8")
+    examples = re.findall(r"```bash\n(python3 recompute(?:_study)?\.py --json [^\n]*)\n```\n\n```json\n(.*?)```",
+                          readme, re.S)
+    assert [command.split()[1] for command, _ in examples] == list(SCRIPTS)
+    for command, shown in examples:
+        out = subprocess.run([sys.executable] + command.split()[1:], cwd=REPO, capture_output=True, text=True,
+                             timeout=120)
+        document = json.loads(out.stdout)
+        assert out.returncode == document["exit"] == {"recompute.py": 2}.get(command.split()[1], 0)
+        pairs = re.findall(r'"(\w+)": ("(?:[^"\\]|\\.)*"|-?[0-9.]+|null|true|false)', shown)
+        assert len(pairs) > 25
+        printed = printed_values(document)
+        assert [(k, v) for k, v in pairs if "\u2026" not in v and (k, v) not in printed] == [], command
+
+
+# ---------------------------------------------------------------- refusals that say what is wrong
+def test_a_match_id_given_to_the_study_script_with_base_is_named_a_match():
+    out = run_script("recompute_study.py", "--base", NOWHERE, "m_70232c5541d8")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("recompute_study.py: m_70232c5541d8 is a match: audit it with recompute.py "
+                          "m_70232c5541d8 (see recompute_study.py --help)\n")
+
+
+@pytest.mark.parametrize("path", ["/u/kim/studies/s_eee65f5", "/u/Kim/studies/s_eee65f53"])
+def test_a_study_path_of_the_wrong_form_is_not_a_study_address(path):
+    out = run_script("recompute_study.py", path, env={"DAISHI_BASE": NOWHERE})
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("recompute_study.py: cannot read the study: not a study address: %s (expected "
+                          "https://daishi.ai/u/<handle>/studies/s_<8 hex digits>, its path /u/..., or a "
+                          "folder --save wrote)\n" % path)
+
+
+def test_a_folder_that_is_not_there_is_named_so(tmp_path):
+    out = run_script("recompute_study.py", tmp_path / "absent")
+    assert (out.returncode, out.stderr) == (
+        2, "recompute_study.py: cannot read the study: %s: no such folder\n" % (tmp_path / "absent"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_against_a_folder_that_is_not_there_says_so(script, tmp_path):
+    target = {"recompute.py": CLEAN, "recompute_study.py": NOWHERE + KIM}[script]
+    out = run_script(script, "--base", NOWHERE, "--against", tmp_path / "absent", target) \
+        if script == "recompute.py" else run_script(script, "--against", tmp_path / "absent", target)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == "%s: --against %s: no such folder\n" % (script, tmp_path / "absent")
+
+
+def test_a_save_that_cannot_write_is_not_a_study_that_cannot_be_read(tmp_path):
+    """--save's faults name --save, never `cannot read the study`; nothing is asked of the platform."""
+    (tmp_path / "file").write_text("")
+    out = run_script("recompute_study.py", NOWHERE + KIM, "--save", tmp_path / "file" / "in" / "kim")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == "recompute_study.py: --save: cannot write %s (Not a directory)\n" % (
+        tmp_path / "file" / "in" / "kim")
+    (tmp_path / "kim").mkdir()
+    out = run_script("recompute_study.py", NOWHERE + KIM, "--save", tmp_path / "kim")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("recompute_study.py: --save: %s is there already: to audit the platform now, name "
+                          "another DIR or leave out --save; to audit a copy kept there, name the folder "
+                          "alone\n" % (tmp_path / "kim"))
+
+
+# ---------------------------------------------------------------- a copy kept earlier
+def test_save_into_a_folder_that_holds_the_match_says_first_that_it_audits_that_copy(tmp_path):
+    with Platform(FIXTURES) as platform:
+        first = run_script("recompute.py", "--base", platform.url, "--save", tmp_path, CLEAN)
+        assert first.returncode == 0, first.stderr
+        asked = len(platform.requests)
+        again = run_script("recompute.py", "--base", platform.url, "--save", tmp_path, CLEAN)
+        document = json.loads(run_script("recompute.py", "--base", platform.url, "--json", "--save",
+                                         tmp_path, CLEAN).stdout)
+        assert len(platform.requests) == asked   # nothing downloaded
+    saved_at = json.loads((tmp_path / CLEAN / "saved.json").read_text())["savedAt"]
+    line = ("%s: the saved copy of %s, kept there before, audited instead of the platform (every file "
+            "verified); to audit the platform now, name another DIR or leave out --save" % (tmp_path / CLEAN, saved_at))
+    assert (again.returncode, again.stderr) == (0, "")
+    assert joined(again.stdout).split("\n")[:2] == [line, "%s  rubric 2.4  engine 0.5.3  50 rounds  2 seats  "
+                                                          "95 events" % CLEAN]
+    assert document["matches"][0]["copy"] == line and "kept" not in document["matches"][0]
+
+
+# ---------------------------------------------------------------- a narrow terminal
+def test_an_address_too_long_for_the_line_breaks_after_a_slash_never_within_a_name():
+    rc = load_script("recompute")
+    line = "  trials.csv: served http://127.0.0.1:41234/u/kim/studies/s_0af9fd0c/trials.csv"
+    assert rc.wrapped(line, 60) == ["  trials.csv: served \\",
+                                    "    http://127.0.0.1:41234/u/kim/studies/s_0af9fd0c/\\",
+                                    "    trials.csv"]
+    assert rc.wrapped("x" * 70, 60) == ["x" * 59 + "\\", "    " + "x" * 11]   # no space or /: within it
+
+
+def test_a_wrapped_line_joins_again_exactly():
+    rc, rng = load_script("recompute"), random.Random(31)
+    for _ in range(3000):
+        line = " ".join("".join(rng.choice("ab/") for _ in range(rng.choice((1, 3, 9, 70))))
+                        for _ in range(rng.randint(1, 12)))
+        for width in (60, 77, 100):
+            parts = rc.wrapped(line, width)
+            assert max(map(len, parts)) <= width and joined("\n".join(parts)) == line, (line, parts)
+
+
+def test_the_study_header_at_60_columns_keeps_each_address_whole_but_at_slashes(monkeypatch):
+    from hostile_common import run_main
+    study = load_script("recompute_study")
+    monkeypatch.setattr(study, "terminal_width", lambda: 60)
+    with Platform(FIXTURES) as p:
+        o = run_main(study, [p.url + LINKED])
+        url = p.url
+    assert (o.exc, o.code) == (None, 0), o
+    assert max(len(line) for line in o.out.split("\n")) <= 60
+    served = "%s/u/linked-lab/studies/s_9f54f5e8/" % url
+    assert "\n  trials.csv: served \\\n    %s\\\n    trials.csv\n" % served in o.out
+    assert "  trials.csv: served %strials.csv\n" % served in joined(o.out)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("columns", [60, 80])
+def test_help_is_as_wide_as_columns_says(script, columns):
+    out = run_script(script, "--help", env={"COLUMNS": str(columns)})
+    assert (out.returncode, out.stderr) == (0, "")
+    lines = out.stdout.split("\n")
+    assert max(map(len, lines)) <= columns and max(map(len, lines)) > columns - 12
+    assert [line.split(":")[0] for line in lines if line.startswith(("example:", "environment:", "exit status:"))] \
+        == ["example", "environment", "exit status"]
+    assert ".md" not in out.stdout   # the platform's documents are the README's to name
+
+
+# ---------------------------------------------------------------- the names the output gives
+def test_a_batch_verdict_names_each_match_by_its_id_offline_as_online():
+    offline = run_script("recompute.py", MATCHES / TAMPERED, MATCHES / EXPLAINED)
+    with Platform(FIXTURES) as platform:
+        online = run_script("recompute.py", "--base", platform.url, TAMPERED, EXPLAINED)
+    for out in (offline, online):
+        assert (out.returncode, out.stderr) == (1, "")
+        assert out.stdout.endswith("\nDIFFERS: %s a_2 wealth\n" % TAMPERED)
+
+
+def test_the_study_verdict_names_a_seat_as_its_match_does(tmp_path):
+    """A match of the study whose report is one cent off: the verdict names `a_3 wealth`, the words
+    of the match's own block."""
+    mid = "m_4be7ac37a1d7"
+    root = tmp_path / "root"
+    for name in ("report.json", "report/2.4.json"):
+        report = json.loads((MATCHES / mid / name).read_text())
+        report["scorecards"][2]["wealth"] = 351.51
+        (root / "api" / "matches" / mid / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "api" / "matches" / mid / name).write_text(json.dumps(report))
+    with Platform(root, FIXTURES) as platform:
+        out = run_script("recompute_study.py", platform.url + LINKED, "--matches")
+    assert (out.returncode, out.stderr) == (1, "")
+    assert "\nDIFFERS a_3 wealth: published 351.51, recomputed 351.5, -1 in the last place\n" in out.stdout
+    assert out.stdout.endswith("\nDIFFERS: %s a_3 wealth\n" % mid)
