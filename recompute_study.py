@@ -22,31 +22,31 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2240), in the shared block, through
-  Network.request (line 2285), Network.exchange (line 2317), Network.connection (line 2346) and
-  ask (line 2375): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2261), in the shared block, through
+  Network.request (line 2306), Network.exchange (line 2338), Network.connection (line 2367) and
+  ask (line 2396): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2478)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2499)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2537) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2478) and proxy_of (line 2486) the proxy variables;
-  Network.connection (line 2346) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 2116) and Parser (line 2781) the terminal's width
+- The environment read: settings (line 2558) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2499) and proxy_of (line 2507) the proxy variables;
+  Network.connection (line 2367) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 2116) and Parser (line 2802) the terminal's width
   (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2721) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2742) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2745) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2766) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2739) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2803) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2760) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2824) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2563), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2590), every file
+- Read, only the files named on the command line and inside them: read_file (line 2584), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2611), every file
   checked against saved.json); with --matches, load_recompute (line 1859) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
@@ -70,7 +70,7 @@ from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor, wait
 from decimal import Decimal
 from fractions import Fraction
-from functools import reduce
+from functools import partial, reduce
 from statistics import NormalDist
 
 # --- constants
@@ -2056,6 +2056,7 @@ def main(argv=None):
 # escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
 # one function that sends requests; read_copy, the one that reads a saved copy), comparing two
 # copies, keeping one (keep, the one function that writes files), and running the command.
+OUTSIDE = set(globals())  # the names defined before this block: the rest, to its end, its own
 MAX_SHOWN = 300  # characters of a record's or server's text shown, then a marker
 MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
 MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
@@ -2075,7 +2076,6 @@ SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, ru
 # isolates, the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]*@")  # user:password@ in an address: never shown
-OUTSIDE = set(globals())  # the names defined before this block: the rest, to its end, its own
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
 
 
@@ -2191,34 +2191,55 @@ def fail(message, as_json, status=2):
 
 # ------------------------------------------------------------------ the JSON reader
 def parse_json(raw, name):
-    """A JSON file, its numbers as the checks naming each field read them: NaN and Infinity as
-    floats, an integer past 16 digits (2**53's) as inf, since int() of a long one takes its
-    length squared. Python 3.11+ caps such integers at 4,300 digits on its own: there the C
-    parser's own int() is kept, for speed."""
+    """A JSON file, NaN and Infinity read as floats for the checks naming each field to refuse;
+    an integer beyond 2**53 (no exact double) refused wherever it stands, named by its place,
+    whatever PYTHONINTMAXSTRDIGITS says."""
     many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
     if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
         raise Unreadable(
             "%s: more than %d JSON values: not a record this script reads" % (name, MAX_JSON_VALUES)
         )
-    capped = 0 < getattr(sys, "get_int_max_str_digits", int)() <= 4300
+    beyond = []
     try:
         text = raw.decode("utf-8")
-        try:
-            return json.loads(
-                text, parse_constant=float, parse_int=None if capped else whole_number
-            )
-        except ValueError:  # past 4,300 digits (3.11+): read again, as inf, to name its field
-            return json.loads(text, parse_constant=float, parse_int=whole_number)
+        doc = json.loads(text, parse_constant=float, parse_int=partial(whole_number, beyond))
+        where = beyond and place_of(beyond, doc, "")
     except UnicodeDecodeError as err:
         raise Unreadable(
             "%s: not UTF-8 text (byte 0x%02x at offset %d)" % (name, raw[err.start], err.start)
         )
     except (ValueError, RecursionError) as err:
         raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
+    if beyond:
+        raise Unreadable(
+            "%s: %s: an integer of %d digits, beyond 2**53: not a number this script reads"
+            % (name, one_line(where, 80), len(beyond[0].lstrip("-")))
+        )
+    return doc
 
 
-def whole_number(digits):
-    return int(digits) if len(digits.lstrip("-")) <= 16 else math.inf
+def whole_number(beyond, digits):
+    """An integer of JSON as int(); one beyond 2**53 noted in `beyond` and stood for by it, its
+    digits not converted (int() of a long one takes its length squared)."""
+    if len(digits.lstrip("-")) <= 16 and abs(int(digits)) <= 2**53:
+        return int(digits)
+    beyond.append(digits)
+    return beyond
+
+
+def place_of(target, doc, path):
+    """Where `target` first stands in doc, as `archive.agents[0].wealth`, or None."""
+    if doc is target:
+        return path or "the document"
+    items = (
+        doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    )
+    for key, value in items:
+        step = "[%d]" % key if isinstance(key, int) else "." + key
+        found = place_of(target, value, (path + step).lstrip("."))
+        if found:
+            return found
+    return None
 
 
 # ------------------------------------------------------------------ gather: the network

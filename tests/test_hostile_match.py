@@ -335,7 +335,7 @@ class EventCase(Case):
 
     def __init__(self, kind, key, value, names=None, event=None):
         self.kind, self.event = kind, event or sample_event(kind)
-        Case.__init__(self, "page", ("events", 95, key), value, names or ["seq 96", key])
+        Case.__init__(self, "page", ("events", 95, key), value, names or [("seq 96", "events[95]"), key])
         self.id = "event:%s.%s=%s" % (kind, key, shown(value)[:40])
 
     def record(self):

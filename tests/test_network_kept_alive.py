@@ -247,3 +247,28 @@ def test_the_study_loads_recompute_with_its_own_shared_block():
     assert rc.Unreadable is rs.Unreadable and rc.Network is rs.Network and rc.keep is rs.keep
     assert rc.Running.script == "recompute_study.py" and rc.SCRIPT == "recompute.py"
     assert len(rs.SHARED) > 40 and not rs.SHARED & {"main", "SCRIPT", "VERSION", "Match", "download"}
+
+
+# ---------------------------------------------------------------- integers beyond 2**53, wherever they stand
+
+@pytest.mark.parametrize("limit", [None, "0"])
+@pytest.mark.parametrize("digits", ["9007199254740993", "1" * 40, "7" * 5000])
+def test_an_integer_beyond_2_53_is_refused_where_no_check_reads_it(tmp_path, limit, digits):
+    """In a key no rule reads: refused by the JSON reader, naming its place, whatever
+    PYTHONINTMAXSTRDIGITS says (0 lifts Python's own cap)."""
+    text = (FIXTURES / "api" / "matches" / CLEAN / "export" / "1.json").read_text()
+    body = text.replace("{", '{"unread": {"n": [1, %s]}, ' % digits, 1)
+    with Platform(FIXTURES, faults={"/api/matches/%s/export" % CLEAN: answer(200, body)}) as p:
+        child = run_child("recompute.py", ["--base", p.url, CLEAN], tmp_path, timeout=10,
+                          env={"PYTHONINTMAXSTRDIGITS": limit} if limit else {})
+    assert not safe_output_problems(child, 2), safe_output_problems(child, 2)
+    assert "export page 1: unread.n[1]: an integer of %d digits, beyond 2**53" % len(digits) in child.err, \
+        child.err
+
+
+def test_2_53_itself_is_read(tmp_path):
+    rc = __import__("conftest").load_script("recompute")
+    assert rc.parse_json(b'[9007199254740992, -9007199254740992, 0]', "x") == [2**53, -2**53, 0]
+    with pytest.raises(rc.Unreadable) as beyond:
+        rc.parse_json(b'{"a": [0, {"b": -9007199254740993}]}', "x")
+    assert str(beyond.value) == "x: a[1].b: an integer of 16 digits, beyond 2**53: not a number this script reads"
