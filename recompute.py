@@ -20,28 +20,28 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2090), in the shared block, through
-  Network.request (line 2135), Network.exchange (line 2167), Network.connection (line 2196) and
-  ask (line 2225): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2087), in the shared block, through
+  Network.request (line 2132), Network.exchange (line 2164), Network.connection (line 2193) and
+  ask (line 2222): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the system's settings;
-  proxy_for (line 2328)), the whole address to an http:// one, a CONNECT to an https:// one, and
+  proxy_for (line 2325)), the whole address to an http:// one, a CONNECT to an https:// one, and
   Proxy-Authorization (Basic) where the proxy's address holds user:password@. One TLS context a
   run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2387) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2328) and proxy_of (line 2336) the proxy variables;
-  Network.connection (line 2196) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 1945) and Parser (line 2631) the terminal's width
+- The environment read: settings (line 2384) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2325) and proxy_of (line 2333) the proxy variables;
+  Network.connection (line 2193) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 1945) and Parser (line 2628) the terminal's width
   (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2571) makes DIR's parent
-  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2595) writes the files and
+- Written, made, renamed or removed, only under --save: new_copy (line 2568) makes DIR's parent
+  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2592) writes the files and
   saved.json into it and renames it to DIR/<match id> once whole (refused where that name is
-  taken); discard (line 2589) removes the new folder where the copy is not placed (on Ctrl-C
-  too); start (line 2653) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2413), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2440), every file
+  taken); discard (line 2586) removes the new folder where the copy is not placed (on Ctrl-C
+  too); start (line 2650) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
+- Read, only the files named on the command line and inside them: read_file (line 2410), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2437), every file
   checked against saved.json); folder_holds (line 1552), saved_folders (line 1782) and
   saved_match (line 1531) list a folder's names.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
@@ -2032,7 +2032,7 @@ def parse_json(raw, name):
     try:
         text = raw.decode("utf-8")
         doc = json.loads(text, parse_constant=float, parse_int=partial(whole_number, beyond))
-        where = beyond and place_of(beyond, doc, "")
+        where = beyond and ((place_of(beyond, [doc]) or "")[3:].lstrip(".") or "the document")
     except UnicodeDecodeError as err:
         raise Unreadable(
             "%s: not UTF-8 text (byte 0x%02x at offset %d)" % (name, raw[err.start], err.start)
@@ -2056,18 +2056,15 @@ def whole_number(beyond, digits):
     return beyond
 
 
-def place_of(target, doc, path):
-    """Where `target` first stands in doc, as `archive.agents[0].wealth`, or None."""
-    if doc is target:
-        return path or "the document"
-    items = (
-        doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
-    )
-    for key, value in items:
-        step = "[%d]" % key if isinstance(key, int) else "." + key
-        found = place_of(target, value, (path + step).lstrip("."))
-        if found:
-            return found
+def place_of(target, doc):
+    """Where `target` first stands in doc, as `archive.agents[0].wealth` (the keys and indices that
+    lead to it), or None."""
+    for key, value in doc.items() if isinstance(doc, dict) else enumerate(doc):
+        inner = (
+            "" if value is target else isinstance(value, (dict, list)) and place_of(target, value)
+        )
+        if isinstance(inner, str):
+            return ("[%d]" % key if isinstance(key, int) else "." + key) + inner
     return None
 
 

@@ -22,31 +22,31 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2261), in the shared block, through
-  Network.request (line 2306), Network.exchange (line 2338), Network.connection (line 2367) and
-  ask (line 2396): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2258), in the shared block, through
+  Network.request (line 2303), Network.exchange (line 2335), Network.connection (line 2364) and
+  ask (line 2393): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2499)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2496)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2558) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2499) and proxy_of (line 2507) the proxy variables;
-  Network.connection (line 2367) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 2116) and Parser (line 2802) the terminal's width
+- The environment read: settings (line 2555) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2496) and proxy_of (line 2504) the proxy variables;
+  Network.connection (line 2364) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 2116) and Parser (line 2799) the terminal's width
   (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2742) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2739) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2766) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2763) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2760) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2824) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2757) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2821) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2584), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2611), every file
+- Read, only the files named on the command line and inside them: read_file (line 2581), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2608), every file
   checked against saved.json); with --matches, load_recompute (line 1859) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
@@ -2203,7 +2203,7 @@ def parse_json(raw, name):
     try:
         text = raw.decode("utf-8")
         doc = json.loads(text, parse_constant=float, parse_int=partial(whole_number, beyond))
-        where = beyond and place_of(beyond, doc, "")
+        where = beyond and ((place_of(beyond, [doc]) or "")[3:].lstrip(".") or "the document")
     except UnicodeDecodeError as err:
         raise Unreadable(
             "%s: not UTF-8 text (byte 0x%02x at offset %d)" % (name, raw[err.start], err.start)
@@ -2227,18 +2227,15 @@ def whole_number(beyond, digits):
     return beyond
 
 
-def place_of(target, doc, path):
-    """Where `target` first stands in doc, as `archive.agents[0].wealth`, or None."""
-    if doc is target:
-        return path or "the document"
-    items = (
-        doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
-    )
-    for key, value in items:
-        step = "[%d]" % key if isinstance(key, int) else "." + key
-        found = place_of(target, value, (path + step).lstrip("."))
-        if found:
-            return found
+def place_of(target, doc):
+    """Where `target` first stands in doc, as `archive.agents[0].wealth` (the keys and indices that
+    lead to it), or None."""
+    for key, value in doc.items() if isinstance(doc, dict) else enumerate(doc):
+        inner = (
+            "" if value is target else isinstance(value, (dict, list)) and place_of(target, value)
+        )
+        if isinstance(inner, str):
+            return ("[%d]" % key if isinstance(key, int) else "." + key) + inner
     return None
 
 
