@@ -2019,10 +2019,10 @@ def fail(message, as_json, status=2):
 
 
 # ------------------------------------------------------------------ the JSON reader
-def parse_json(raw, name):
-    """A JSON file, NaN and Infinity read as floats for the checks naming each field to refuse;
-    an integer beyond 2**53 (no exact double) refused wherever it stands, named by its place,
-    whatever PYTHONINTMAXSTRDIGITS says."""
+def parse_json(raw, name, finite=False):
+    """A JSON file. An integer beyond 2**53 (no exact double) is refused wherever it stands,
+    named by its place, whatever PYTHONINTMAXSTRDIGITS says; with `finite`, a NaN or infinity
+    too. Else they are read as floats, for the checks naming each field to refuse."""
     many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
     if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
         raise Unreadable(
@@ -2032,17 +2032,20 @@ def parse_json(raw, name):
     try:
         text = raw.decode("utf-8")
         doc = json.loads(text, parse_constant=float, parse_int=partial(whole_number, beyond))
-        where = beyond and ((place_of(beyond, [doc]) or "")[3:].lstrip(".") or "the document")
+        if beyond or finite:  # the first such number's place
+            where = place_of(
+                [doc], lambda v: v is beyond or finite and v in (math.inf, -math.inf) or v != v
+            )
     except UnicodeDecodeError as err:
         raise Unreadable(
             "%s: not UTF-8 text (byte 0x%02x at offset %d)" % (name, raw[err.start], err.start)
         )
     except (ValueError, RecursionError) as err:
         raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
-    if beyond:
+    if beyond or finite and where:
         raise Unreadable(
-            "%s: %s: an integer of %d digits, beyond 2**53: not a number this script reads"
-            % (name, one_line(where, 80), len(beyond[0].lstrip("-")))
+            "%s: %s: not a finite number, nor an integer within 2**53"
+            % (name, one_line(where[3:].lstrip(".") or "the document", 80))
         )
     return doc
 
@@ -2056,13 +2059,10 @@ def whole_number(beyond, digits):
     return beyond
 
 
-def place_of(target, doc):
-    """Where `target` first stands in doc, as `archive.agents[0].wealth` (the keys and indices that
-    lead to it), or None."""
+def place_of(doc, found):
+    """Where the first value of doc that `found` holds true of stands, as `a.b[0].c`, or None."""
     for key, value in doc.items() if isinstance(doc, dict) else enumerate(doc):
-        inner = (
-            "" if value is target else isinstance(value, (dict, list)) and place_of(target, value)
-        )
+        inner = "" if found(value) else isinstance(value, (dict, list)) and place_of(value, found)
         if isinstance(inner, str):
             return ("[%d]" % key if isinstance(key, int) else "." + key) + inner
     return None

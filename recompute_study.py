@@ -22,32 +22,32 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2258), in the shared block, through
-  Network.request (line 2303), Network.exchange (line 2335), Network.connection (line 2364) and
-  ask (line 2393): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2226), in the shared block, through
+  Network.request (line 2271), Network.exchange (line 2303), Network.connection (line 2332) and
+  ask (line 2361): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2496)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2464)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2555) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2496) and proxy_of (line 2504) the proxy variables;
-  Network.connection (line 2364) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 2116) and Parser (line 2799) the terminal's width
+- The environment read: settings (line 2523) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2464) and proxy_of (line 2472) the proxy variables;
+  Network.connection (line 2332) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 2084) and Parser (line 2767) the terminal's width
   (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2739) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2707) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2763) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2731) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2757) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2821) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2725) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2789) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2581), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2608), every file
-  checked against saved.json); with --matches, load_recompute (line 1859) runs recompute.py from
+- Read, only the files named on the command line and inside them: read_file (line 2549), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2576), every file
+  checked against saved.json); with --matches, load_recompute (line 1827) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -215,7 +215,7 @@ class Terms:
                     "the card's direction for %s is %r, not higher or lower"
                     % (self.metric, self.direction)
                 )
-            # (every number read_json passes is finite)
+            # (every number parse_json passes with `finite` is finite)
             if card is not None and not (number_pair(card) and card[0] < card[1]):
                 raise Unreadable("the card's range %r is not null or [low, high]" % card)
             self.bounds = card and tuple(card)
@@ -1312,38 +1312,6 @@ def exact_units(text, places):
     return -units if text.startswith("-") else units
 
 
-def read_json(body, name):
-    """A JSON document whose every number a double holds (NaN, infinities, integers past 2**53
-    refused, naming the field)."""
-    document = parse_json(body, name)
-    path = _number_no_double_holds(document)
-    if path is not None:
-        raise Unreadable(
-            "%s, field %s: not a finite number, nor an integer within 2**53" % (name, path)
-        )
-    return document
-
-
-def _number_no_double_holds(document):
-    """The path to the first number no double holds, else None: an iterator per open container."""
-    stack = [(None, iter((("", document),)))]
-    while stack:
-        for key, value in stack[-1][1]:
-            if isinstance(value, (dict, list)):
-                stack.append(
-                    (key, iter(value.items() if isinstance(value, dict) else enumerate(value)))
-                )
-                break
-            kind = type(value)
-            if kind is float and not math.isfinite(value) or kind is int and abs(value) > 2**53:
-                path = ""
-                for step in [entry[0] for entry in stack[1:]] + [key]:
-                    path += "[%d]" % step if isinstance(step, int) else ("." if path else "") + step
-                return path
-        else:
-            stack.pop()
-
-
 def find_reading(profile, study_id):
     studies = profile.get("studies") if isinstance(profile, dict) else None
     if not isinstance(studies, list):
@@ -1720,7 +1688,7 @@ def read_study(gather, handle, study_id):
     base = "/u/%s/studies/%s/" % (handle, study_id)
     trials = read_trials(gather.get("trials", base + "trials.csv"))
     seats = read_seats(gather.get("seats", base + "seats.csv"))
-    profile = read_json(gather.get("page", "/u/%s.json" % handle), "the profile JSON")
+    profile = parse_json(gather.get("page", "/u/%s.json" % handle), "the profile JSON", True)
     card, reading = find_reading(profile, study_id)
     rule, recipe = trials[0]["stopping_rule"], gather.args.recipe
     if rule != "anytime":
@@ -1737,7 +1705,7 @@ def read_study(gather, handle, study_id):
             "rho" % (study_id, _shown_field(_shown(recipe_id) or "null"))
         )
     recipe = gather.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id))
-    return trials, seats, reading, read_rho(read_json(recipe, "the recipe JSON"), recipe_id)
+    return trials, seats, reading, read_rho(parse_json(recipe, "the recipe JSON", True), recipe_id)
 
 
 def saved_study(folder, option=""):
@@ -2190,10 +2158,10 @@ def fail(message, as_json, status=2):
 
 
 # ------------------------------------------------------------------ the JSON reader
-def parse_json(raw, name):
-    """A JSON file, NaN and Infinity read as floats for the checks naming each field to refuse;
-    an integer beyond 2**53 (no exact double) refused wherever it stands, named by its place,
-    whatever PYTHONINTMAXSTRDIGITS says."""
+def parse_json(raw, name, finite=False):
+    """A JSON file. An integer beyond 2**53 (no exact double) is refused wherever it stands,
+    named by its place, whatever PYTHONINTMAXSTRDIGITS says; with `finite`, a NaN or infinity
+    too. Else they are read as floats, for the checks naming each field to refuse."""
     many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
     if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
         raise Unreadable(
@@ -2203,17 +2171,20 @@ def parse_json(raw, name):
     try:
         text = raw.decode("utf-8")
         doc = json.loads(text, parse_constant=float, parse_int=partial(whole_number, beyond))
-        where = beyond and ((place_of(beyond, [doc]) or "")[3:].lstrip(".") or "the document")
+        if beyond or finite:  # the first such number's place
+            where = place_of(
+                [doc], lambda v: v is beyond or finite and v in (math.inf, -math.inf) or v != v
+            )
     except UnicodeDecodeError as err:
         raise Unreadable(
             "%s: not UTF-8 text (byte 0x%02x at offset %d)" % (name, raw[err.start], err.start)
         )
     except (ValueError, RecursionError) as err:
         raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
-    if beyond:
+    if beyond or finite and where:
         raise Unreadable(
-            "%s: %s: an integer of %d digits, beyond 2**53: not a number this script reads"
-            % (name, one_line(where, 80), len(beyond[0].lstrip("-")))
+            "%s: %s: not a finite number, nor an integer within 2**53"
+            % (name, one_line(where[3:].lstrip(".") or "the document", 80))
         )
     return doc
 
@@ -2227,13 +2198,10 @@ def whole_number(beyond, digits):
     return beyond
 
 
-def place_of(target, doc):
-    """Where `target` first stands in doc, as `archive.agents[0].wealth` (the keys and indices that
-    lead to it), or None."""
+def place_of(doc, found):
+    """Where the first value of doc that `found` holds true of stands, as `a.b[0].c`, or None."""
     for key, value in doc.items() if isinstance(doc, dict) else enumerate(doc):
-        inner = (
-            "" if value is target else isinstance(value, (dict, list)) and place_of(target, value)
-        )
+        inner = "" if found(value) else isinstance(value, (dict, list)) and place_of(value, found)
         if isinstance(inner, str):
             return ("[%d]" % key if isinstance(key, int) else "." + key) + inner
     return None

@@ -236,8 +236,10 @@ def test_a_3_mb_profile_builds_one_path_in_bounded_memory(tmp_path):
     assert "[900000]" not in child.err and "characters in all" in child.err and len(child.err) < 700, child.err
     assert child.peak_mb <= MAX_RSS_MB, child.peak_mb
     rs = load_script("recompute_study")
-    assert rs._number_no_double_holds({"a": [0, {"b": [1, 10 ** 400]}]}) == "a[1].b[1]"
-    assert rs._number_no_double_holds({"a": [0, 1.5]}) is None
+    with pytest.raises(rs.Unreadable, match=r"^p: a\[1\]\.b\[1\]: not a finite number, nor an integer within"):
+        rs.parse_json(b'{"a": [0, {"b": [1, 1e400]}]}', "p", True)
+    assert rs.parse_json(b'{"a": [0, {"b": [1, 1e400]}]}', "p") == {"a": [0, {"b": [1, float("inf")]}]}
+    assert rs.parse_json(b'{"a": [0, 1.5]}', "p", True) == {"a": [0, 1.5]}
 
 
 def test_a_2_mb_arm_label_pads_no_line(tmp_path):

@@ -262,8 +262,7 @@ def test_an_integer_beyond_2_53_is_refused_where_no_check_reads_it(tmp_path, lim
         child = run_child("recompute.py", ["--base", p.url, CLEAN], tmp_path, timeout=10,
                           env={"PYTHONINTMAXSTRDIGITS": limit} if limit else {})
     assert not safe_output_problems(child, 2), safe_output_problems(child, 2)
-    assert "export page 1: unread.n[1]: an integer of %d digits, beyond 2**53" % len(digits) in child.err, \
-        child.err
+    assert "export page 1: unread.n[1]: not a finite number, nor an integer within 2**53" in child.err, child.err
 
 
 def test_2_53_itself_is_read(tmp_path):
@@ -271,4 +270,4 @@ def test_2_53_itself_is_read(tmp_path):
     assert rc.parse_json(b'[9007199254740992, -9007199254740992, 0]', "x") == [2**53, -2**53, 0]
     with pytest.raises(rc.Unreadable) as beyond:
         rc.parse_json(b'{"a": [0, {"b": -9007199254740993}]}', "x")
-    assert str(beyond.value) == "x: a[1].b: an integer of 16 digits, beyond 2**53: not a number this script reads"
+    assert str(beyond.value) == "x: a[1].b: not a finite number, nor an integer within 2**53"
