@@ -66,6 +66,7 @@ RHO_RANGE = (1e-100, 1e100)
 SIGN_KEEPING_PLACES = 3  # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # §6: 4 + 3 places
+TOO_LONG = re.compile("-?[0-9]{%d}" % (EXACT_DIGITS + 1))  # a number past EXACT_DIGITS
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the fraction
 MAX_CSV_ROWS = 100000  # in trials.csv or seats.csv
 
@@ -1141,9 +1142,6 @@ TRIALS, SEATS = (
         r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
     )
 )
-# RFC 4180: a field quoted whole, or with no quote, comma or line break
-CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'
-CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
 # 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
@@ -1173,25 +1171,39 @@ class Row(tuple):
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
     text = body.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogateescape")
+    text = text.replace("\x00", "\udc00")
+    if text.lstrip()[:1] == "<":
+        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
     columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places, "file": name})
-    for line, fields in _records(text.replace("\x00", "\udc00"), name, columns):
+    records, not_text = _records(text, name, columns), NOT_TEXT.search(text)
+    _check_header(next(records, (1, None))[1], columns, name)
+    for line, fields in records:
         at = "%s line %d, column %%s: " % (name, line)
+        if len(fields) != len(columns):
+            raise Unreadable(
+                "%s line %d: %d fields, the header has %d" % (name, line, len(fields), len(columns))
+            )
+        for column, field in zip(columns, fields if not_text else ()):
+            bad = NOT_TEXT.search(field)
+            if bad:
+                raise Unreadable(
+                    "%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                    % (name, line, column, ord(bad.group()) - 0xDC00)
+                )
         for column, field in zip(columns, fields):
             if field == "":
                 if column in required:
                     raise Unreadable(at % column + "empty")
-            elif (
-                column in patterns
-            ):  # of its column's form, with at most 15 digits before its point
+            elif column in patterns:  # of its column's form, at most 15 digits before its point
                 if not patterns[column].fullmatch(field):
                     raise Unreadable(
                         at % column
                         + "%s is not of the form %s" % (_shown_field(field), forms[column])
                     )
-                if re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
+                if TOO_LONG.match(field):
                     raise Unreadable(
                         at % column + "%s has more digits before its point than the %d a double "
                         "holds exactly" % (_shown_field(field), EXACT_DIGITS)
@@ -1211,54 +1223,34 @@ def read_csv(body, name, forms, key, flags):
 
 
 def _records(text, name, columns):
-    """(line, fields) of each record past the header: RFC 4180 CSV, UTF-8, the header's width."""
+    """(line, fields) of each record, the header first: RFC 4180 CSV as the csv module reads it, and
+    the one rule it leaves to check: a quote only in a quoted field."""
     csv.field_size_limit(MAX_BYTES)  # a long field reaches the form check, which names it
-    record, not_text = [], NOT_TEXT.search(text)  # record: the text of the record being read
-    # each line with its "\n", lazily
+    record = []  # the lines of the record being read
     lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))
     reader = csv.reader((record.append(line) or line for line in lines), strict=True)
     try:
-        _check_header(next(reader, None), columns, name, text)
-        del record[:]
         for fields in reader:
-            line, raw, record[:] = reader.line_num, "".join(record), []
-            at = "%s line %d" % (name, line)
-            # the first field past those RFC 4180 reads
-            if '"' in raw and not CSV_RECORD.fullmatch(raw):
-                where = len(
-                    re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group())
-                )
-                column = columns[min(where, len(columns) - 1)]
-                raise Unreadable(
-                    "%s, column %s: not RFC 4180 CSV (a quote inside an unquoted "
-                    "field, or text after a closing quote)" % (at, column)
-                )
-
-            if len(fields) != len(columns):
-                raise Unreadable(
-                    "%s: %d fields, the header has %d" % (at, len(fields), len(columns))
-                )
-            for column, field in zip(
-                columns, fields if not_text else ()
-            ):  # a byte not UTF-8: U+DC80-U+DCFF
-                bad = NOT_TEXT.search(field)
-                if bad:
+            raw, record[:], start = "".join(record), [], 0
+            for n, field in enumerate(fields if '"' in raw else ()):  # start: where field n starts
+                quoted = raw.startswith('"', start)
+                if '"' in field and not quoted:
                     raise Unreadable(
-                        "%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                        % (name, line, column, ord(bad.group()) - 0xDC00)
+                        "%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted "
+                        "field, or text after a closing quote)"
+                        % (name, reader.line_num, columns[min(n, len(columns) - 1)])
                     )
-            yield line, fields
+                start += len(field) + 1 + (field.count('"') + 2) * quoted
+            yield reader.line_num, fields
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
 
 
-def _check_header(header, columns, name, text):
+def _check_header(header, columns, name):
     if header is None:
         raise Unreadable("%s is empty: not a study file" % name)
     if tuple(header) == columns:
         return
-    if text.lstrip()[:1] == "<":
-        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
     at = next(
         (n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None
     )
