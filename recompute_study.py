@@ -225,14 +225,13 @@ class Terms:
 
 
 # --- §3 each trial's value
-def value_from_seats(focal_seats, metric):
-    """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
-    if not focal_seats or any(seat[metric] == "" for seat in focal_seats):
+def focal_value(values):
+    """floor(x × 1000 + 0.5) of the focal seats' values' mean x in doubles, summed in order from 0.0
+    (sum() compensates); None where there is no value, one is missing, or x is past a double."""
+    if not values or None in values:
         return None
-    total = reduce(
-        operator.add, (float(s[metric]) for s in focal_seats), 0.0
-    )  # in order (sum() compensates)
-    return math.floor(total / len(focal_seats) * 1000 + 0.5)
+    x = reduce(operator.add, values, 0.0) / len(values) * 1000 + 0.5
+    return math.floor(x) if math.isfinite(x) else None
 
 
 def blended_index(seat):
@@ -836,11 +835,12 @@ def recompute_reading(study_id, trials, seats, reading, rho):
 def value_figures(result, trials, seats, terms):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
     focal = {}
-    for seat in seats:
+    for seat in seats if terms.seat_score else ():
         if seat["focal"] == "true":
-            focal.setdefault(match_of(seat), []).append(seat)
+            field = seat[terms.metric]
+            focal.setdefault(match_of(seat), []).append(float(field) if field else None)
     for row in (row for row in trials if terms.seat_score and row["value"]):
-        ours = value_from_seats(focal.get(match_of(row)), terms.metric)
+        ours = focal_value(focal.get(match_of(row)))
         page = exact_units(row["value"], 3)
         result.figure(
             {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
@@ -979,11 +979,8 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
                 for n, s in zip(numbers, seated)
                 if n in roster and s["focal"] == "true"
             ]
-            view["focal"] = {
-                "value": None
-                if not focal or None in focal
-                else rc.hu(rc.running_sum(focal) / len(focal), 3)
-            }
+            units = focal_value(focal)  # §3's arithmetic on the scorecards' figures
+            view["focal"] = {"value": None if units is None else units / 1000}
         differences += tie_row("trials.csv", row, view)
     in_roster = [s for s in seats if int(s["seat"]) in roster]
     for seat in in_roster:
