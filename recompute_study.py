@@ -201,7 +201,6 @@ class Terms:
             for row in trials
             if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high
         ]
-        self.outside_lines = {row["_line"] for row in self.outside}
         if self.rule:
             self.effect, level = reading.get("effect"), first["comparison_level"]
             if self.effect not in ("difference", "log_ratio"):
@@ -304,7 +303,7 @@ def arm_pairs(arm, trials_by_trial, terms):
             if v0 <= 0 or vk <= 0:
                 return None
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
-        in_range = not terms.outside_lines & {control["_line"], treated["_line"]}
+        in_range = control not in terms.outside and treated not in terms.outside
         pairs.append((d, int(control["map_seed"]), in_range))
     return pairs
 
