@@ -219,8 +219,8 @@ class Terms:
                     )
         # D_t's units; a difference is held within the range's width, a log ratio is not cut
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
-        cut = self.bounds and self.effect == "difference"
-        self.difference_bounds = (low - high, high - low) if cut else None
+        cuts = self.bounds and self.effect == "difference"
+        self.difference_bounds = (low - high, high - low) if cuts else None
 
 
 # --- §3 each trial's value
@@ -1340,12 +1340,12 @@ def read_rho(recipe, recipe_id):
 
 
 # ---------------------------------------------------------------- reporting
-def _clip(text, n):
-    return text if len(text) <= n else text[: n - 3] + "..."
+def cut(s, width):
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 def _cell(value):
-    return "none" if value is None else _clip(_shown(value), LABEL_CHARACTERS)
+    return "none" if value is None else cut(_shown(value), LABEL_CHARACTERS)
 
 
 def _difference(f, form=" %+d"):
@@ -1365,7 +1365,7 @@ def _figure_tables(figures, values, wrong):
             cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
             rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
         table = [
-            [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+            [cut(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
             for name, cells in rows.items()
         ]
         if rows:  # columns padded to their widest cell, cut into bands that each fit the terminal
@@ -1432,7 +1432,7 @@ def report_text(header, result, every):
                     "%-*s %-12s %-12s %s"
                     % (
                         width,
-                        _clip(f["label"], width),
+                        cut(f["label"], width),
                         _cell(f["published"]),
                         _cell(f["recomputed"]),
                         same,
@@ -1496,7 +1496,7 @@ def study_verdict(result):
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
     keys = [f["key"] for f in result.figures if not f["same"]]
     differs = [
-        _clip(
+        cut(
             _shown(
                 " ".join(
                     "%s %s" % (k, key[k])
@@ -1577,8 +1577,8 @@ def match_lines(matches, fields):
         ]
     for d in fields:
         seat = "" if d["seat"] is None else " seat %d" % d["seat"]
-        value = _clip(_shown(d["value"]), 24) or "(empty)"
-        record = _clip(d["record"] or "(none)", 24)
+        value = cut(_shown(d["value"]), 24) or "(empty)"
+        record = cut(d["record"] or "(none)", 24)
         lines.append(
             "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d
             + seat
