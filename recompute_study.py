@@ -279,7 +279,7 @@ class Comparison:
     """One comparison's recomputed figures; None where a figure does not exist."""
 
     n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
-    positive = in_range = True
+    positive = True
 
 
 def arm_pairs(arm, trials_by_trial, terms):
@@ -317,9 +317,9 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         return result
     diffs, maps, in_range = zip(*pairs)
     alpha, scale, n = terms.alpha, terms.scale, len(diffs)
-    result.n, result.maps, result.in_range = n, len(set(maps)), all(in_range)
+    result.n, result.maps = n, len(set(maps))
     result.mean, spread = mean_and_spread(diffs, scale)
-    if result.in_range:  # a value out of its range could make the exact count unbounded
+    if all(in_range):  # a value out of its range could make the exact count unbounded
         result.p, result.p_how = sign_flip_p(diffs, alpha)
     if n < 2:
         return result
@@ -682,49 +682,51 @@ def link_checks(trials, seats):
     rubric, seated = {match_of(row): row["rubric"] for row in trials}, set(map(match_of, seats))
     pair_of = first_pairs(trials)
     linked = [seat for seat in seats if match_of(seat) in rubric]
-    return [
-        (name, first_fault(rows, fault))
-        for name, rows, fault in (
-            (
-                "every seat's rubric is its trial row's",
+    checks = [
+        (
+            "every seat's rubric is its trial row's",  # 8
+            first_fault(
                 linked,
-                lambda seat: (  # 8
+                lambda seat: (
                     seat["rubric"] != rubric[match_of(seat)]
                     and "rubric %r, its trial row's is %r"
                     % (seat["rubric"], rubric[match_of(seat)])
                 ),
             ),
-            (
-                "every trials.csv row has a seat row",
+        ),
+        (
+            "every trials.csv row has a seat row",  # 9
+            first_fault(
                 trials,
-                lambda row: (  # 9
+                lambda row: (
                     match_of(row) not in seated
                     and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
                 ),
             ),
-            (
-                "every seats.csv row has a trials.csv row",
+        ),
+        (
+            "every seats.csv row has a trials.csv row",  # 10
+            first_fault(
                 seats,
-                lambda seat: (  # 10
+                lambda seat: (
                     match_of(seat) not in rubric
                     and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
                 ),
             ),
-            (
-                "one pair per trial",
+        ),
+        (
+            "one pair per trial",  # 11
+            first_fault(
                 trials,
-                lambda row: (  # 11
+                lambda row: (
                     pair_of[row["trial"]] != row["pair"]
                     and "trial %s is both in and out" % row["trial"]
                 ),
             ),
-            (
-                "every seat's fitness index and grade as its dimensions give",
-                seats,  # 12
-                scorecard_fault,
-            ),
-        )
+        ),
     ]
+    name = "every seat's fitness index and grade as its dimensions give"  # 12
+    return checks + [(name, first_fault(seats, scorecard_fault))]
 
 
 def page_checks(trials, seats, reading, terms):
@@ -748,23 +750,22 @@ def page_checks(trials, seats, reading, terms):
         ("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k]))
         for k in files
     ]
-    level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
-    ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
-    checks += [
-        (
-            "the page's %s is the files'" % f,
-            versus(reading.get(f), reading.get(f) == value, _shown(value)),
+    level = first["comparison_level"] or None
+    for f, value in (
+        ("metric", first["metric"]),
+        ("stoppingRule", terms.rule),
+        ("comparisonLevel", level),  # as decimals: "0.95" is "0.950"
+        ("rubric", first["rubric"]),
+    ):
+        page = reading.get(f)
+        same = page == value or (
+            f == "comparisonLevel"
+            and isinstance(page, str)
+            and level
+            and DECIMAL_TEXT.fullmatch(page)
+            and Decimal(page) == Decimal(level)
         )
-        for f, value in ours
-    ]
-    # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
-    same = page == level or (
-        isinstance(page, str)
-        and level
-        and DECIMAL_TEXT.fullmatch(page)
-        and Decimal(page) == Decimal(level)
-    )
-    checks.insert(-1, ("the page's comparisonLevel is the files'", versus(page, same, level)))
+        checks.append(("the page's %s is the files'" % f, versus(page, same, _shown(value))))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
