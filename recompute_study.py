@@ -91,6 +91,7 @@ RHO_RANGE = (1e-100, 1e100)
 SIGN_KEEPING_PLACES = 3  # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # §6: 4 + 3 places
+TOO_LONG = re.compile("-?[0-9]{%d}" % (EXACT_DIGITS + 1))  # a number past EXACT_DIGITS
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the fraction
 MAX_CSV_ROWS = 100000  # in trials.csv or seats.csv
 
@@ -225,7 +226,6 @@ class Terms:
             for row in trials
             if self.bounds and row["value"] and not low <= Decimal(row["value"]) <= high
         ]
-        self.outside_lines = {row["_line"] for row in self.outside}
         if self.rule:
             self.effect, level = reading.get("effect"), first["comparison_level"]
             if self.effect not in ("difference", "log_ratio"):
@@ -244,19 +244,18 @@ class Terms:
                     )
         # D_t's units; a difference is held within the range's width, a log ratio is not cut
         self.scale, self.places = (10000, 4) if self.effect == "log_ratio" else (1000, 3)
-        cut = self.bounds and self.effect == "difference"
-        self.difference_bounds = (low - high, high - low) if cut else None
+        cuts = self.bounds and self.effect == "difference"
+        self.difference_bounds = (low - high, high - low) if cuts else None
 
 
 # --- §3 each trial's value
-def value_from_seats(focal_seats, metric):
-    """floor(x × 1000 + 0.5) of the focal seats' mean in doubles, or None where it cannot be had."""
-    if not focal_seats or any(seat[metric] == "" for seat in focal_seats):
+def focal_value(values):
+    """floor(x × 1000 + 0.5) of the focal seats' values' mean x in doubles, summed in order from 0.0
+    (sum() compensates); None where there is no value, one is missing, or x is past a double."""
+    if not values or None in values:
         return None
-    total = reduce(
-        operator.add, (float(s[metric]) for s in focal_seats), 0.0
-    )  # in order (sum() compensates)
-    return math.floor(total / len(focal_seats) * 1000 + 0.5)
+    x = reduce(operator.add, values, 0.0) / len(values) * 1000 + 0.5
+    return math.floor(x) if math.isfinite(x) else None
 
 
 def blended_index(seat):
@@ -305,7 +304,7 @@ class Comparison:
     """One comparison's recomputed figures; None where a figure does not exist."""
 
     n = mean = interval = map_interval = maps = p = p_how = bootstrap = verdict = None
-    positive = in_range = True
+    positive = True
 
 
 def arm_pairs(arm, trials_by_trial, terms):
@@ -329,7 +328,7 @@ def arm_pairs(arm, trials_by_trial, terms):
             if v0 <= 0 or vk <= 0:
                 return None
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
-        in_range = not terms.outside_lines & {control["_line"], treated["_line"]}
+        in_range = control not in terms.outside and treated not in terms.outside
         pairs.append((d, int(control["map_seed"]), in_range))
     return pairs
 
@@ -343,9 +342,9 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         return result
     diffs, maps, in_range = zip(*pairs)
     alpha, scale, n = terms.alpha, terms.scale, len(diffs)
-    result.n, result.maps, result.in_range = n, len(set(maps)), all(in_range)
+    result.n, result.maps = n, len(set(maps))
     result.mean, spread = mean_and_spread(diffs, scale)
-    if result.in_range:  # a value out of its range could make the exact count unbounded
+    if all(in_range):  # a value out of its range could make the exact count unbounded
         result.p, result.p_how = sign_flip_p(diffs, alpha)
     if n < 2:
         return result
@@ -708,49 +707,51 @@ def link_checks(trials, seats):
     rubric, seated = {match_of(row): row["rubric"] for row in trials}, set(map(match_of, seats))
     pair_of = first_pairs(trials)
     linked = [seat for seat in seats if match_of(seat) in rubric]
-    return [
-        (name, first_fault(rows, fault))
-        for name, rows, fault in (
-            (
-                "every seat's rubric is its trial row's",
+    checks = [
+        (
+            "every seat's rubric is its trial row's",  # 8
+            first_fault(
                 linked,
-                lambda seat: (  # 8
+                lambda seat: (
                     seat["rubric"] != rubric[match_of(seat)]
                     and "rubric %r, its trial row's is %r"
                     % (seat["rubric"], rubric[match_of(seat)])
                 ),
             ),
-            (
-                "every trials.csv row has a seat row",
+        ),
+        (
+            "every trials.csv row has a seat row",  # 9
+            first_fault(
                 trials,
-                lambda row: (  # 9
+                lambda row: (
                     match_of(row) not in seated
                     and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
                 ),
             ),
-            (
-                "every seats.csv row has a trials.csv row",
+        ),
+        (
+            "every seats.csv row has a trials.csv row",  # 10
+            first_fault(
                 seats,
-                lambda seat: (  # 10
+                lambda seat: (
                     match_of(seat) not in rubric
                     and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
                 ),
             ),
-            (
-                "one pair per trial",
+        ),
+        (
+            "one pair per trial",  # 11
+            first_fault(
                 trials,
-                lambda row: (  # 11
+                lambda row: (
                     pair_of[row["trial"]] != row["pair"]
                     and "trial %s is both in and out" % row["trial"]
                 ),
             ),
-            (
-                "every seat's fitness index and grade as its dimensions give",
-                seats,  # 12
-                scorecard_fault,
-            ),
-        )
+        ),
     ]
+    name = "every seat's fitness index and grade as its dimensions give"  # 12
+    return checks + [(name, first_fault(seats, scorecard_fault))]
 
 
 def page_checks(trials, seats, reading, terms):
@@ -774,23 +775,22 @@ def page_checks(trials, seats, reading, terms):
         ("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k]))
         for k in files
     ]
-    level, page = first["comparison_level"] or None, reading.get("comparisonLevel")
-    ours = ("metric", first["metric"]), ("stoppingRule", terms.rule), ("rubric", first["rubric"])
-    checks += [
-        (
-            "the page's %s is the files'" % f,
-            versus(reading.get(f), reading.get(f) == value, _shown(value)),
+    level = first["comparison_level"] or None
+    for f, value in (
+        ("metric", first["metric"]),
+        ("stoppingRule", terms.rule),
+        ("comparisonLevel", level),  # as decimals: "0.95" is "0.950"
+        ("rubric", first["rubric"]),
+    ):
+        page = reading.get(f)
+        same = page == value or (
+            f == "comparisonLevel"
+            and isinstance(page, str)
+            and level
+            and DECIMAL_TEXT.fullmatch(page)
+            and Decimal(page) == Decimal(level)
         )
-        for f, value in ours
-    ]
-    # 22, as decimals ("0.95" is "0.950"), the files' text shown whole
-    same = page == level or (
-        isinstance(page, str)
-        and level
-        and DECIMAL_TEXT.fullmatch(page)
-        and Decimal(page) == Decimal(level)
-    )
-    checks.insert(-1, ("the page's comparisonLevel is the files'", versus(page, same, level)))
+        checks.append(("the page's %s is the files'" % f, versus(page, same, _shown(value))))
     if terms.seat_score:
         page, direction = reading.get("range"), reading.get("direction")
         agrees = number_pair(page) and tuple(page) == terms.bounds
@@ -860,11 +860,12 @@ def recompute_reading(study_id, trials, seats, reading, rho):
 def value_figures(result, trials, seats, terms):
     """§7 per valued trial row of a seat-score metric: its value from its focal seats (§3)."""
     focal = {}
-    for seat in seats:
+    for seat in seats if terms.seat_score else ():
         if seat["focal"] == "true":
-            focal.setdefault(match_of(seat), []).append(seat)
+            field = seat[terms.metric]
+            focal.setdefault(match_of(seat), []).append(float(field) if field else None)
     for row in (row for row in trials if terms.seat_score and row["value"]):
-        ours = value_from_seats(focal.get(match_of(row)), terms.metric)
+        ours = focal_value(focal.get(match_of(row)))
         page = exact_units(row["value"], 3)
         result.figure(
             {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
@@ -1004,11 +1005,8 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
                 for n, s in zip(numbers, seated)
                 if n in roster and s["focal"] == "true"
             ]
-            view["focal"] = {
-                "value": None
-                if not focal or None in focal
-                else rc.hu(rc.running_sum(focal) / len(focal), 3)
-            }
+            units = focal_value(focal)  # §3's arithmetic on the scorecards' figures
+            view["focal"] = {"value": None if units is None else units / 1000}
         differences += tie_row("trials.csv", row, view)
     in_roster = [s for s in seats if int(s["seat"]) in roster]
     for seat in in_roster:
@@ -1169,9 +1167,6 @@ TRIALS, SEATS = (
         r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
     )
 )
-# RFC 4180: a field quoted whole, or with no quote, comma or line break
-CSV_FIELD = r'(?:"(?:[^"]|"")*"|[^",\r\n]*)'
-CSV_RECORD = re.compile(r"%s(?:,%s)*(?:\r?\n)?" % (CSV_FIELD, CSV_FIELD))
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
 # 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
@@ -1201,25 +1196,39 @@ class Row(tuple):
 def read_csv(body, name, forms, key, flags):
     """Rows (Row) in `key` order, key and flags not empty, else Unreadable naming where."""
     text = body.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogateescape")
+    text = text.replace("\x00", "\udc00")
+    if text.lstrip()[:1] == "<":
+        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
     columns, required, rows, shared = tuple(forms), key + flags, [], {}
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places, "file": name})
-    for line, fields in _records(text.replace("\x00", "\udc00"), name, columns):
+    records, not_text = _records(text, name, columns), NOT_TEXT.search(text)
+    _check_header(next(records, (1, None))[1], columns, name)
+    for line, fields in records:
         at = "%s line %d, column %%s: " % (name, line)
+        if len(fields) != len(columns):
+            raise Unreadable(
+                "%s line %d: %d fields, the header has %d" % (name, line, len(fields), len(columns))
+            )
+        for column, field in zip(columns, fields if not_text else ()):
+            bad = NOT_TEXT.search(field)
+            if bad:
+                raise Unreadable(
+                    "%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
+                    % (name, line, column, ord(bad.group()) - 0xDC00)
+                )
         for column, field in zip(columns, fields):
             if field == "":
                 if column in required:
                     raise Unreadable(at % column + "empty")
-            elif (
-                column in patterns
-            ):  # of its column's form, with at most 15 digits before its point
+            elif column in patterns:  # of its column's form, at most 15 digits before its point
                 if not patterns[column].fullmatch(field):
                     raise Unreadable(
                         at % column
                         + "%s is not of the form %s" % (_shown_field(field), forms[column])
                     )
-                if re.match("-?[0-9]{%d}" % (EXACT_DIGITS + 1), field):
+                if TOO_LONG.match(field):
                     raise Unreadable(
                         at % column + "%s has more digits before its point than the %d a double "
                         "holds exactly" % (_shown_field(field), EXACT_DIGITS)
@@ -1239,54 +1248,34 @@ def read_csv(body, name, forms, key, flags):
 
 
 def _records(text, name, columns):
-    """(line, fields) of each record past the header: RFC 4180 CSV, UTF-8, the header's width."""
+    """(line, fields) of each record, the header first: RFC 4180 CSV as the csv module reads it, and
+    the one rule it leaves to check: a quote only in a quoted field."""
     csv.field_size_limit(MAX_BYTES)  # a long field reaches the form check, which names it
-    record, not_text = [], NOT_TEXT.search(text)  # record: the text of the record being read
-    # each line with its "\n", lazily
+    record = []  # the lines of the record being read
     lines = map(operator.itemgetter(0), re.finditer("[^\n]*\n|[^\n]+", text))
     reader = csv.reader((record.append(line) or line for line in lines), strict=True)
     try:
-        _check_header(next(reader, None), columns, name, text)
-        del record[:]
         for fields in reader:
-            line, raw, record[:] = reader.line_num, "".join(record), []
-            at = "%s line %d" % (name, line)
-            # the first field past those RFC 4180 reads
-            if '"' in raw and not CSV_RECORD.fullmatch(raw):
-                where = len(
-                    re.findall(CSV_FIELD + ",", re.match("(?:%s,)*" % CSV_FIELD, raw).group())
-                )
-                column = columns[min(where, len(columns) - 1)]
-                raise Unreadable(
-                    "%s, column %s: not RFC 4180 CSV (a quote inside an unquoted "
-                    "field, or text after a closing quote)" % (at, column)
-                )
-
-            if len(fields) != len(columns):
-                raise Unreadable(
-                    "%s: %d fields, the header has %d" % (at, len(fields), len(columns))
-                )
-            for column, field in zip(
-                columns, fields if not_text else ()
-            ):  # a byte not UTF-8: U+DC80-U+DCFF
-                bad = NOT_TEXT.search(field)
-                if bad:
+            raw, record[:], start = "".join(record), [], 0
+            for n, field in enumerate(fields if '"' in raw else ()):  # start: where field n starts
+                quoted = raw.startswith('"', start)
+                if '"' in field and not quoted:
                     raise Unreadable(
-                        "%s is not UTF-8 text: line %d, column %s holds the byte 0x%02x"
-                        % (name, line, column, ord(bad.group()) - 0xDC00)
+                        "%s line %d, column %s: not RFC 4180 CSV (a quote inside an unquoted "
+                        "field, or text after a closing quote)"
+                        % (name, reader.line_num, columns[min(n, len(columns) - 1)])
                     )
-            yield line, fields
+                start += len(field) + 1 + (field.count('"') + 2) * quoted
+            yield reader.line_num, fields
     except csv.Error as error:
         raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
 
 
-def _check_header(header, columns, name, text):
+def _check_header(header, columns, name):
     if header is None:
         raise Unreadable("%s is empty: not a study file" % name)
     if tuple(header) == columns:
         return
-    if text.lstrip()[:1] == "<":
-        raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
     at = next(
         (n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None
     )
@@ -1348,12 +1337,12 @@ def read_rho(recipe, recipe_id):
 
 
 # ---------------------------------------------------------------- reporting
-def _clip(text, n):
-    return text if len(text) <= n else text[: n - 3] + "..."
+def cut(s, width):
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 def _cell(value):
-    return "none" if value is None else _clip(_shown(value), LABEL_CHARACTERS)
+    return "none" if value is None else cut(_shown(value), LABEL_CHARACTERS)
 
 
 def _difference(f, form=" %+d"):
@@ -1373,7 +1362,7 @@ def _figure_tables(figures, values, wrong):
             cell = _cell(f["published"]) + ("" if f["same"] else "/" + _cell(f["recomputed"]))
             rows.setdefault(f["label"].rpartition(": ")[0], {}).setdefault(column, []).append(cell)
         table = [
-            [_clip(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
+            [cut(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
             for name, cells in rows.items()
         ]
         if rows:  # columns padded to their widest cell, cut into bands that each fit the terminal
@@ -1440,7 +1429,7 @@ def report_text(header, result, every):
                     "%-*s %-12s %-12s %s"
                     % (
                         width,
-                        _clip(f["label"], width),
+                        cut(f["label"], width),
                         _cell(f["published"]),
                         _cell(f["recomputed"]),
                         same,
@@ -1504,7 +1493,7 @@ def study_verdict(result):
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
     keys = [f["key"] for f in result.figures if not f["same"]]
     differs = [
-        _clip(
+        cut(
             _shown(
                 " ".join(
                     "%s %s" % (k, key[k])
@@ -1583,8 +1572,8 @@ def match_lines(matches, fields):
         ]
     for d in fields:
         seat = "" if d["seat"] is None else " seat %d" % d["seat"]
-        value = _clip(_shown(d["value"]), 24) or "(empty)"
-        record = _clip(d["record"] or "(none)", 24)
+        value = cut(_shown(d["value"]), 24) or "(empty)"
+        record = cut(d["record"] or "(none)", 24)
         lines.append(
             "  %(file)s line %(line)d (trial %(trial)d arm %(arm)d" % d
             + seat

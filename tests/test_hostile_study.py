@@ -1667,6 +1667,22 @@ def run_measured(args, limit=120):
             return done.returncode, done.stdout, done.stderr, seconds, int(peak.read()) / 1024
 
 
+def test_csv_twenty_megabyte_quoted_field_read_in_bounded_memory(tmp_path):
+    """A quoted field of 20 MB, every other character a doubled quote: read as one field, in
+    memory that does not grow with it (a regex that backtracks per character took GBs)."""
+    tally("csv")
+    rows = csv_rows(KIM, "trials.csv")
+    rows[3][column_of(rows, "arm_label")] = 'x"' * (10 * 1024 * 1024)
+    (tmp_path / "trials.csv").write_text(write_rows(rows), encoding="utf-8")
+    folder = FIXTURES / "u" / KIM.handle
+    code, out, err, seconds, peak = run_measured([
+        address(KIM), "--trials", str(tmp_path / "trials.csv"),
+        "--seats", str(folder / "studies" / KIM.id / "seats.csv"), "--page", str(folder.parent / "kim.json")])
+    assert (code, err) == (0, ""), (code, err)
+    assert "every figure same, every check agrees" in out
+    assert peak <= 256 and seconds < 60, (peak, seconds)
+
+
 def big_study(root, pairs, effect, seed=20261130):
     """A fixed-rule study of `pairs` trials in the form of KIM's: each value the mean of 3 focal seats'
     Fitness Index (tenths), so the differences fall on every thousandth; the page's figures are KIM's."""
