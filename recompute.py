@@ -863,8 +863,7 @@ EVENT_FIELDS = field_table("""
 
 def read_events(page, name, log):
     """§11 on a page's events, a column at a time (a fault is named event by event); keep what
-    rules read. The lists are filled in C: any(map(list.append, lists, values)) is
-    `for l, v in zip(lists, values): l.append(v)`."""
+    rules read."""
     events = page["events"]
     seq = log["seq"]
     tick = log["tick"]
@@ -891,11 +890,12 @@ def read_events(page, name, log):
         if kind == "trade_completed":
             log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
         if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
-            draws = list(
-                map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"]))
+            pools = map(
+                log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])
             )
-            for side, values in enumerate((ticks, cols["gathered"])):
-                any(map(list.append, map(itemgetter(side), draws), values))
+            for (pool_ticks, pool_units), tick, units in zip(pools, ticks, cols["gathered"]):
+                pool_ticks.append(tick)
+                pool_units.append(units)
     log["structures"] += sorted(
         (e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]), key=itemgetter("seq")
     )
@@ -924,7 +924,8 @@ def event_fault(events, seq, tick, log, groups):
     if not fits(kinds, "text"):
         return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = defaultdict(list)  # the types in the order they first appear
-    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list
+    for kind, event in zip(kinds, events):
+        lists[kind].append(event)
     for kind, group in lists.items():
         cols = {}
         groups[kind] = group, cols
