@@ -902,9 +902,9 @@ def read_events(page, name, log):
 
 
 def event_fault(events, seq, tick, log, groups):
-    """The first rule of §11 these events break, as (field, what was expected), `seq` being the
-    first one's and `tick` the last tick before (the log's end and roster bound the rest); else
-    None, with groups[type] = (its events, {field: column})."""
+    """A rule of §11 these events break, as (field, what was expected), `seq` being the first
+    one's and `tick` the last tick before (the log's end and roster bound the rest): for one event,
+    the first it breaks. Else None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
     end = log["end"]
     if not fits(events, "object"):
@@ -936,13 +936,11 @@ def event_fault(events, seq, tick, log, groups):
                     FORMS[form][0],
                     "got " + shown(first[key]) if key in first else "missing",
                 )
-    for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        if kind in groups:
-            cols = groups[kind][1]
-            if any(map(eq, cols["from"], cols["to"])):
-                return "", "a trade's from and to are the same seat"
-            if cols["agentId"] != cols[side]:
-                return "agentId", "expected the trade's %s on %s" % (side, kind)
+        side = {"trade_completed": "from", "trade_fulfilled": "to"}.get(kind)  # agentId's side
+        if side and any(map(eq, cols["from"], cols["to"])):
+            return "", "a trade's from and to are the same seat"
+        if side and cols["agentId"] != cols[side]:
+            return "agentId", "expected the trade's %s on %s" % (side, kind)
 
 
 def integers(values):
