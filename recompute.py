@@ -20,30 +20,30 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2087), in the shared block, through
-  Network.request (line 2132), Network.exchange (line 2164), Network.connection (line 2193) and
-  ask (line 2222): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2089), in the shared block, through
+  Network.request (line 2134), Network.exchange (line 2166), Network.connection (line 2195) and
+  ask (line 2224): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the system's settings;
-  proxy_for (line 2325)), the whole address to an http:// one, a CONNECT to an https:// one, and
+  proxy_for (line 2327)), the whole address to an http:// one, a CONNECT to an https:// one, and
   Proxy-Authorization (Basic) where the proxy's address holds user:password@. One TLS context a
   run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2384) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2325) and proxy_of (line 2333) the proxy variables;
-  Network.connection (line 2193) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 1945) and Parser (line 2628) the terminal's width
+- The environment read: settings (line 2386) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2327) and proxy_of (line 2335) the proxy variables;
+  Network.connection (line 2195) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
+  default context; terminal_width (line 1944) and Parser (line 2630) the terminal's width
   (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2568) makes DIR's parent
-  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2592) writes the files and
+- Written, made, renamed or removed, only under --save: new_copy (line 2570) makes DIR's parent
+  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2594) writes the files and
   saved.json into it and renames it to DIR/<match id> once whole (refused where that name is
-  taken); discard (line 2586) removes the new folder where the copy is not placed (on Ctrl-C
-  too); start (line 2650) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2410), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2437), every file
-  checked against saved.json); folder_holds (line 1552), saved_folders (line 1782) and
-  saved_match (line 1531) list a folder's names.
+  taken); discard (line 2588) removes the new folder where the copy is not placed (on Ctrl-C
+  too); start (line 2652) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
+- Read, only the files named on the command line and inside them: read_file (line 2412), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2439), every file
+  checked against saved.json); folder_holds (line 1551), saved_folders (line 1781) and
+  saved_match (line 1530) list a folder's names.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
   download, saved_match, read_match, read_report, audit and print_audit.
@@ -884,8 +884,7 @@ EVENT_FIELDS = field_table("""
 
 def read_events(page, name, log):
     """§11 on a page's events, a column at a time (a fault is named event by event); keep what
-    rules read. The lists are filled in C: any(map(list.append, lists, values)) is
-    `for l, v in zip(lists, values): l.append(v)`."""
+    rules read."""
     events = page["events"]
     seq = log["seq"]
     tick = log["tick"]
@@ -912,20 +911,21 @@ def read_events(page, name, log):
         if kind == "trade_completed":
             log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
         if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
-            draws = list(
-                map(log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"]))
+            pools = map(
+                log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])
             )
-            for side, values in enumerate((ticks, cols["gathered"])):
-                any(map(list.append, map(itemgetter(side), draws), values))
+            for (pool_ticks, pool_units), tick, units in zip(pools, ticks, cols["gathered"]):
+                pool_ticks.append(tick)
+                pool_units.append(units)
     log["structures"] += sorted(
         (e for kind in STRUCTURE_EVENTS for e in groups.get(kind, ((),))[0]), key=itemgetter("seq")
     )
 
 
 def event_fault(events, seq, tick, log, groups):
-    """The first rule of §11 these events break, as (field, what was expected), `seq` being the
-    first one's and `tick` the last tick before (the log's end and roster bound the rest); else
-    None, with groups[type] = (its events, {field: column})."""
+    """A rule of §11 these events break, as (field, what was expected), `seq` being the first
+    one's and `tick` the last tick before (the log's end and roster bound the rest): for one event,
+    the first it breaks. Else None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
     end = log["end"]
     if not fits(events, "object"):
@@ -945,7 +945,8 @@ def event_fault(events, seq, tick, log, groups):
     if not fits(kinds, "text"):
         return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = defaultdict(list)  # the types in the order they first appear
-    any(map(list.append, map(lists.__getitem__, kinds), events))  # each event onto its type's list
+    for kind, event in zip(kinds, events):
+        lists[kind].append(event)
     for kind, group in lists.items():
         cols = {}
         groups[kind] = group, cols
@@ -956,13 +957,11 @@ def event_fault(events, seq, tick, log, groups):
                     FORMS[form][0],
                     "got " + shown(first[key]) if key in first else "missing",
                 )
-    for kind, side in (("trade_completed", "from"), ("trade_fulfilled", "to")):
-        if kind in groups:
-            cols = groups[kind][1]
-            if any(map(eq, cols["from"], cols["to"])):
-                return "", "a trade's from and to are the same seat"
-            if cols["agentId"] != cols[side]:
-                return "agentId", "expected the trade's %s on %s" % (side, kind)
+        side = {"trade_completed": "from", "trade_fulfilled": "to"}.get(kind)  # agentId's side
+        if side and any(map(eq, cols["from"], cols["to"])):
+            return "", "a trade's from and to are the same seat"
+        if side and cols["agentId"] != cols[side]:
+            return "agentId", "expected the trade's %s on %s" % (side, kind)
 
 
 def integers(values):
@@ -2022,7 +2021,9 @@ def fail(message, as_json, status=2):
 def parse_json(raw, name, finite=False):
     """A JSON file. An integer beyond 2**53 (no exact double) is refused wherever it stands,
     named by its place, whatever PYTHONINTMAXSTRDIGITS says; with `finite`, a NaN or infinity
-    too. Else they are read as floats, for the checks naming each field to refuse."""
+    too. Else they are read as floats, for the checks naming each field to refuse. A file with no
+    run of 16 digits holds no such integer: there the C parser's own int() reads every one (a
+    sixth of the time of a long log, against a call per integer)."""
     many = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
     if len(raw) > MAX_JSON_VALUES and many > MAX_JSON_VALUES:
         raise Unreadable(
@@ -2031,7 +2032,8 @@ def parse_json(raw, name, finite=False):
     beyond = []
     try:
         text = raw.decode("utf-8")
-        doc = json.loads(text, parse_constant=float, parse_int=partial(whole_number, beyond))
+        whole = partial(whole_number, beyond) if re.search(b"[0-9]{16}", raw) else None
+        doc = json.loads(text, parse_constant=float, parse_int=whole)  # C's int() where no long run
         if beyond or finite:  # the first such number's place
             where = place_of(
                 [doc], lambda v: v is beyond or finite and v in (math.inf, -math.inf) or v != v
