@@ -20,30 +20,29 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2089), in the shared block, through
-  Network.request (line 2134), Network.exchange (line 2166), Network.connection (line 2195) and
-  ask (line 2224): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2088), in the shared block, through
+  Network.request (line 2133), Network.exchange (line 2165), Network.connection (line 2194) and
+  ask (line 2223): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the system's settings;
-  proxy_for (line 2327)), the whole address to an http:// one, a CONNECT to an https:// one, and
+  proxy_for (line 2326)), the whole address to an http:// one, a CONNECT to an https:// one, and
   Proxy-Authorization (Basic) where the proxy's address holds user:password@. One TLS context a
   run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2386) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2327) and proxy_of (line 2335) the proxy variables;
-  Network.connection (line 2195) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 1944) and Parser (line 2630) the terminal's width
-  (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2570) makes DIR's parent
-  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2594) writes the files and
+- The environment read: settings (line 2374) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2326) the proxy variables; Network.connection (line 2194) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1943) and
+  Parser (line 2618) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2558) makes DIR's parent
+  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2582) writes the files and
   saved.json into it and renames it to DIR/<match id> once whole (refused where that name is
-  taken); discard (line 2588) removes the new folder where the copy is not placed (on Ctrl-C
-  too); start (line 2652) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2412), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2439), every file
-  checked against saved.json); folder_holds (line 1551), saved_folders (line 1781) and
-  saved_match (line 1530) list a folder's names.
+  taken); discard (line 2576) removes the new folder where the copy is not placed (on Ctrl-C
+  too); start (line 2640) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
+- Read, only the files named on the command line and inside them: read_file (line 2400), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2427), every file
+  checked against saved.json); folder_holds (line 1550), saved_folders (line 1780) and
+  saved_match (line 1529) list a folder's names.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
   download, saved_match, read_match, read_report, audit and print_audit.
@@ -2149,7 +2148,7 @@ class Network:
                     % (what, server_of(url, named), self.timeout)
                 )
             if answer is None:
-                raise Unreadable("%s: %s" % (what, what_failed(failed, None, url, named)))
+                raise Unreadable("%s: %s" % (what, what_failed(failed, None, b"", url, named)))
             status = answer.status
             after = (answer.getheader("Retry-After") or "").strip() if status in (429, 503) else ""
             wait = max(int(after), 1) if re.fullmatch("[0-9]{1,6}", after) else None
@@ -2158,7 +2157,7 @@ class Network:
                 time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                 continue
             error = (Busy if status in (429, 503) else Unreadable)(
-                "%s: %s" % (what, what_failed(None, (answer, body), url, named))
+                "%s: %s" % (what, what_failed(None, answer, body, url, named))
             )
             error.status, error.body, error.wait = status, body, wait
             raise error
@@ -2204,7 +2203,7 @@ class Network:
             headers["Authorization"] = basic(user)
         pool = vars(self.local).setdefault("pool", {})
         if (parts.scheme, host) not in pool:
-            proxy = proxy_for(parts)
+            proxy = proxy_for(parts)[0]
             through, _, at = proxy.netloc.rpartition("@") if proxy else ("", "", host)
             tunnel = {"Proxy-Authorization": basic(through)} if through else {}
             if parts.scheme == "https":
@@ -2315,9 +2314,9 @@ def decoded(answer, url, cap):
 
 def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
-    proxy = proxy_of(url)
-    through = ", through " + proxy if proxy else ""
-    return "%s (named by %s%s)" % (host_of(urllib.parse.urlsplit(url)), named, through)
+    parts = urllib.parse.urlsplit(url)
+    through = ", through " + proxy_for(parts)[1] if proxy_for(parts)[1] else ""
+    return "%s (named by %s%s)" % (host_of(parts), named, through)
 
 
 def host_of(parts):
@@ -2325,48 +2324,37 @@ def host_of(parts):
 
 
 def proxy_for(parts):
-    """The address of the proxy the environment names for a request to `parts`, split, or None."""
+    """The proxy the environment names for a request to `parts`, its address split, and how an
+    error names it (never with its password); or (None, None)."""
     proxy = urllib.request.getproxies().get(parts.scheme)
     if not proxy or urllib.request.proxy_bypass(host_of(parts)):
-        return None
-    return urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
-
-
-def proxy_of(url):
-    """The proxy a request for url goes through and the variable that named it (never its
-    password), or None."""
-    parts = urllib.parse.urlsplit(url)
-    proxy = proxy_for(parts)
-    if proxy is None:
-        return None
+        return None, None
     names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
     variable = next((name for name in names if os.environ.get(name)), "the system's settings")
-    return "the proxy %s (named by %s)" % (host_of(proxy), variable)
+    proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    return proxy, "the proxy %s (named by %s)" % (host_of(proxy), variable)
 
 
-def what_failed(err, answered, url, named):
-    """Why a request failed (`err`, or the (answer, body) `answered`), naming the culprit: the
+def what_failed(err, answer, body, url, named):
+    """Why a request failed (`err`, or an `answer` and its `body`), naming the culprit: the
     proxy, the server's certificate, the platform's answer (and the address answered) or the
     server, each with what named it."""
-    proxy = proxy_of(url)
-    answer, body = answered or (None, b"")
-    code = answer and answer.status
-    reason = answer and "%d %s" % (code, answer.reason) or str(err).partition(": ")[2]
-    if proxy and (code == 407 or "Tunnel connection failed" in str(err)):
-        return "%s refuses to pass it on (%s)" % (proxy, reason)
-    if isinstance(err, ssl.SSLCertVerificationError):
+    proxy = proxy_for(urllib.parse.urlsplit(url))[1]
+    if answer is None and isinstance(err, ssl.SSLCertVerificationError):
         return (
             "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
             "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
             % (server_of(url, named), err.verify_message)
         )
-    if code is None:
+    if answer is None:  # a tunnel the proxy refused included
         why = getattr(err, "strerror", None) or err
         return "cannot reach %s (%s)" % (proxy or server_of(url, named), why)
-    busy = "the platform was busy (%s)" if code in (429, 503) else "%s"
-    where = "" if code == 409 else " at %s" % url  # which address was wrong
+    if proxy and answer.status == 407:
+        return "%s refuses to pass it on (407 %s)" % (proxy, answer.reason)
+    busy = "the platform was busy (%s)" if answer.status in (429, 503) else "%s"
+    where = "" if answer.status == 409 else " at %s" % url  # which address was wrong
     kind = "match" if "/api/matches/" in url else "study"
-    return busy % failure_text(code, body, answer.reason, kind) + where
+    return busy % failure_text(answer.status, body, answer.reason, kind) + where
 
 
 def failure_text(code, body, fallback, kind):

@@ -22,32 +22,31 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2218), in the shared block, through
-  Network.request (line 2263), Network.exchange (line 2295), Network.connection (line 2324) and
-  ask (line 2353): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2217), in the shared block, through
+  Network.request (line 2262), Network.exchange (line 2294), Network.connection (line 2323) and
+  ask (line 2352): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2456)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2455)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2515) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2456) and proxy_of (line 2464) the proxy variables;
-  Network.connection (line 2324) the CA settings (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's
-  default context; terminal_width (line 2073) and Parser (line 2759) the terminal's width
-  (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2699) makes DIR's parent
+- The environment read: settings (line 2503) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2455) the proxy variables; Network.connection (line 2323) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2072) and
+  Parser (line 2747) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2687) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2723) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2711) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2717) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2781) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2705) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2769) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2541), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2568), every file
-  checked against saved.json); with --matches, load_recompute (line 1816) runs recompute.py from
+- Read, only the files named on the command line and inside them: read_file (line 2529), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2556), every file
+  checked against saved.json); with --matches, load_recompute (line 1815) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -2278,7 +2277,7 @@ class Network:
                     % (what, server_of(url, named), self.timeout)
                 )
             if answer is None:
-                raise Unreadable("%s: %s" % (what, what_failed(failed, None, url, named)))
+                raise Unreadable("%s: %s" % (what, what_failed(failed, None, b"", url, named)))
             status = answer.status
             after = (answer.getheader("Retry-After") or "").strip() if status in (429, 503) else ""
             wait = max(int(after), 1) if re.fullmatch("[0-9]{1,6}", after) else None
@@ -2287,7 +2286,7 @@ class Network:
                 time.sleep(min(RETRY_PAUSE_SECONDS, max(deadline - time.monotonic(), 0)))
                 continue
             error = (Busy if status in (429, 503) else Unreadable)(
-                "%s: %s" % (what, what_failed(None, (answer, body), url, named))
+                "%s: %s" % (what, what_failed(None, answer, body, url, named))
             )
             error.status, error.body, error.wait = status, body, wait
             raise error
@@ -2333,7 +2332,7 @@ class Network:
             headers["Authorization"] = basic(user)
         pool = vars(self.local).setdefault("pool", {})
         if (parts.scheme, host) not in pool:
-            proxy = proxy_for(parts)
+            proxy = proxy_for(parts)[0]
             through, _, at = proxy.netloc.rpartition("@") if proxy else ("", "", host)
             tunnel = {"Proxy-Authorization": basic(through)} if through else {}
             if parts.scheme == "https":
@@ -2444,9 +2443,9 @@ def decoded(answer, url, cap):
 
 def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
-    proxy = proxy_of(url)
-    through = ", through " + proxy if proxy else ""
-    return "%s (named by %s%s)" % (host_of(urllib.parse.urlsplit(url)), named, through)
+    parts = urllib.parse.urlsplit(url)
+    through = ", through " + proxy_for(parts)[1] if proxy_for(parts)[1] else ""
+    return "%s (named by %s%s)" % (host_of(parts), named, through)
 
 
 def host_of(parts):
@@ -2454,48 +2453,37 @@ def host_of(parts):
 
 
 def proxy_for(parts):
-    """The address of the proxy the environment names for a request to `parts`, split, or None."""
+    """The proxy the environment names for a request to `parts`, its address split, and how an
+    error names it (never with its password); or (None, None)."""
     proxy = urllib.request.getproxies().get(parts.scheme)
     if not proxy or urllib.request.proxy_bypass(host_of(parts)):
-        return None
-    return urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
-
-
-def proxy_of(url):
-    """The proxy a request for url goes through and the variable that named it (never its
-    password), or None."""
-    parts = urllib.parse.urlsplit(url)
-    proxy = proxy_for(parts)
-    if proxy is None:
-        return None
+        return None, None
     names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
     variable = next((name for name in names if os.environ.get(name)), "the system's settings")
-    return "the proxy %s (named by %s)" % (host_of(proxy), variable)
+    proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    return proxy, "the proxy %s (named by %s)" % (host_of(proxy), variable)
 
 
-def what_failed(err, answered, url, named):
-    """Why a request failed (`err`, or the (answer, body) `answered`), naming the culprit: the
+def what_failed(err, answer, body, url, named):
+    """Why a request failed (`err`, or an `answer` and its `body`), naming the culprit: the
     proxy, the server's certificate, the platform's answer (and the address answered) or the
     server, each with what named it."""
-    proxy = proxy_of(url)
-    answer, body = answered or (None, b"")
-    code = answer and answer.status
-    reason = answer and "%d %s" % (code, answer.reason) or str(err).partition(": ")[2]
-    if proxy and (code == 407 or "Tunnel connection failed" in str(err)):
-        return "%s refuses to pass it on (%s)" % (proxy, reason)
-    if isinstance(err, ssl.SSLCertVerificationError):
+    proxy = proxy_for(urllib.parse.urlsplit(url))[1]
+    if answer is None and isinstance(err, ssl.SSLCertVerificationError):
         return (
             "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
             "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
             % (server_of(url, named), err.verify_message)
         )
-    if code is None:
+    if answer is None:  # a tunnel the proxy refused included
         why = getattr(err, "strerror", None) or err
         return "cannot reach %s (%s)" % (proxy or server_of(url, named), why)
-    busy = "the platform was busy (%s)" if code in (429, 503) else "%s"
-    where = "" if code == 409 else " at %s" % url  # which address was wrong
+    if proxy and answer.status == 407:
+        return "%s refuses to pass it on (407 %s)" % (proxy, answer.reason)
+    busy = "the platform was busy (%s)" if answer.status in (429, 503) else "%s"
+    where = "" if answer.status == 409 else " at %s" % url  # which address was wrong
     kind = "match" if "/api/matches/" in url else "study"
-    return busy % failure_text(code, body, answer.reason, kind) + where
+    return busy % failure_text(answer.status, body, answer.reason, kind) + where
 
 
 def failure_text(code, body, fallback, kind):
