@@ -21,26 +21,26 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
 - Sent, and only by Network.get (line 2088), in the shared block, through
-  Network.request (line 2133), Network.exchange (line 2165), Network.connection (line 2194) and
-  ask (line 2223): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+  Network.request (line 2133), Network.exchange (line 2165), Network.connection (line 2195) and
+  ask (line 2224): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the system's settings;
-  proxy_for (line 2326)), the whole address to an http:// one, a CONNECT to an https:// one, and
+  proxy_for (line 2334)), the whole address to an http:// one, a CONNECT to an https:// one, and
   Proxy-Authorization (Basic) where the proxy's address holds user:password@. One TLS context a
   run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2374) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2326) the proxy variables; Network.connection (line 2194) the CA settings
+- The environment read: settings (line 2382) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2334) the proxy variables; Network.connection (line 2195) the CA settings
   (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1943) and
-  Parser (line 2618) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2558) makes DIR's parent
-  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2582) writes the files and
+  Parser (line 2626) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2566) makes DIR's parent
+  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2590) writes the files and
   saved.json into it and renames it to DIR/<match id> once whole (refused where that name is
-  taken); discard (line 2576) removes the new folder where the copy is not placed (on Ctrl-C
-  too); start (line 2640) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2400), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2427), every file
+  taken); discard (line 2584) removes the new folder where the copy is not placed (on Ctrl-C
+  too); start (line 2648) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
+- Read, only the files named on the command line and inside them: read_file (line 2408), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2435), every file
   checked against saved.json); folder_holds (line 1550), saved_folders (line 1780) and
   saved_match (line 1529) list a folder's names.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
@@ -2169,16 +2169,17 @@ class Network:
         for _ in range(10):
             parts = urllib.parse.urlsplit(url)
             conn, target, headers = self.connection(parts)
+            answer = None
             try:
                 answer = ask(conn, target, headers, deadline)
                 if answer.status == 200:
                     return answer, decoded(answer, url, MAX_BYTES)
                 body = quietly(decoded, answer, url, 65536)
             except BaseException:
-                conn.close()  # whatever was left of the answer is not read as the next one
+                drop(conn, answer)
                 raise
             if body is None:
-                conn.close()
+                drop(conn, answer)
             location = answer.getheader("Location") if answer.status in REDIRECTS else None
             if location is None:
                 return answer, body or b""
@@ -2264,6 +2265,13 @@ class Timed(io.RawIOBase):
         super().close()
 
 
+def drop(conn, answer):
+    """Close a connection and its answer, if any: nothing left of it is read as the next answer."""
+    conn.close()
+    if answer is not None:
+        quietly(answer.close)
+
+
 def basic(user):
     """user:password (as an address holds it, %-quoted) as a Basic authorization."""
     return "Basic " + base64.b64encode(urllib.parse.unquote(user).encode("utf-8")).decode("ascii")
@@ -2273,7 +2281,7 @@ def quietly(action, *args):
     """action(*args), or None when what it acts on is closed or broken already (or over its cap)."""
     try:
         return action(*args)
-    except (OSError, http.client.HTTPException, Unreadable):
+    except (OSError, ValueError, http.client.HTTPException, Unreadable):
         return None
 
 

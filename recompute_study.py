@@ -23,29 +23,29 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
 - Sent, and only by Network.get (line 2217), in the shared block, through
-  Network.request (line 2262), Network.exchange (line 2294), Network.connection (line 2323) and
-  ask (line 2352): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+  Network.request (line 2262), Network.exchange (line 2294), Network.connection (line 2324) and
+  ask (line 2353): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2455)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2463)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2503) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2455) the proxy variables; Network.connection (line 2323) the CA settings
+- The environment read: settings (line 2511) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2463) the proxy variables; Network.connection (line 2324) the CA settings
   (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2072) and
-  Parser (line 2747) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2687) makes DIR's parent
+  Parser (line 2755) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2695) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2711) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2719) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2705) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2769) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2713) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2777) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2529), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2556), every file
+- Read, only the files named on the command line and inside them: read_file (line 2537), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2564), every file
   checked against saved.json); with --matches, load_recompute (line 1815) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
@@ -2298,16 +2298,17 @@ class Network:
         for _ in range(10):
             parts = urllib.parse.urlsplit(url)
             conn, target, headers = self.connection(parts)
+            answer = None
             try:
                 answer = ask(conn, target, headers, deadline)
                 if answer.status == 200:
                     return answer, decoded(answer, url, MAX_BYTES)
                 body = quietly(decoded, answer, url, 65536)
             except BaseException:
-                conn.close()  # whatever was left of the answer is not read as the next one
+                drop(conn, answer)
                 raise
             if body is None:
-                conn.close()
+                drop(conn, answer)
             location = answer.getheader("Location") if answer.status in REDIRECTS else None
             if location is None:
                 return answer, body or b""
@@ -2393,6 +2394,13 @@ class Timed(io.RawIOBase):
         super().close()
 
 
+def drop(conn, answer):
+    """Close a connection and its answer, if any: nothing left of it is read as the next answer."""
+    conn.close()
+    if answer is not None:
+        quietly(answer.close)
+
+
 def basic(user):
     """user:password (as an address holds it, %-quoted) as a Basic authorization."""
     return "Basic " + base64.b64encode(urllib.parse.unquote(user).encode("utf-8")).decode("ascii")
@@ -2402,7 +2410,7 @@ def quietly(action, *args):
     """action(*args), or None when what it acts on is closed or broken already (or over its cap)."""
     try:
         return action(*args)
-    except (OSError, http.client.HTTPException, Unreadable):
+    except (OSError, ValueError, http.client.HTTPException, Unreadable):
         return None
 
 
