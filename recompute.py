@@ -1460,7 +1460,7 @@ class Match:
         """The line that names a saved copy before its audit; under --save DIR, one kept there
         before, read instead of the platform."""
         if self.about is None:
-            return "a copy laid out as the platform serves it, with no saved.json to verify its files by"
+            return "a copy laid out as the platform serves it, no saved.json to verify its files by"
         if save:
             return (
                 "%s: the saved copy of %s, kept there before, audited instead of the platform "
