@@ -2819,8 +2819,10 @@ SIGN_FLIP_MAX_BYTES = 140 * 2**20
 SIGN_FLIP_ENCLOSE_FROM = (
     128  # non-zero pairs: from here p is first enclosed (below, counted at once)
 )
-# each enclosure's bytes a slot and Z (tails < e**-2Z cut)
-SIGN_FLIP_LEVELS = ((6, 14), (8, 24), (16, 40))
+# each enclosure's bytes a slot and Z (tails < e**-2Z cut), the finest first; the last two, for a
+# range so wide (a card's, in thousandths: differences up to 2,000,000) that the others pass the
+# cap: 4-byte slots and tails under e**-20 enclose p within about 2e-6, 5-byte ones far closer
+SIGN_FLIP_LEVELS = ((6, 14), (8, 24), (16, 40), (4, 10), (5, 11))
 SIGN_FLIP_FLOOR_EVERY = 3  # items between floors: the bits of headroom a slot keeps
 PROGRESS_AFTER = 3  # seconds a count runs before a terminal is shown how far it has come
 

@@ -256,7 +256,7 @@ def test_any_in_range_comparison_fits_the_cap_at_the_first_level(monkeypatch):
     cap = rs.SIGN_FLIP_MAX_BYTES >> 20
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)              # what each level needs, not counted
     needs = [int(rs.sign_flip_count(diffs, level).split()[1]) for level in rs.SIGN_FLIP_LEVELS]
-    assert needs == [138, 240, 617] and needs[0] < cap == 140 < needs[1]
+    assert needs[:3] == [138, 240, 617] and needs[0] < cap == 140 < needs[1]
     assert rs.sign_flip_count(diffs) == "needs 3031 MiB, cap 0 MiB"   # the exact count: 64-byte counts
 
 
