@@ -100,7 +100,7 @@ def test_the_first_command_audits_a_bundled_match_and_says_what_it_read():
     out = subprocess.run([sys.executable] + first.split()[1:], cwd=REPO, capture_output=True, text=True,
                          timeout=120)
     assert (out.returncode, out.stderr) == (0, "")
-    assert out.stdout.split("\n")[0] == ("a copy laid out as the platform serves it, with no saved.json to "
+    assert out.stdout.split("\n")[0] == ("a copy laid out as the platform serves it, no saved.json to "
                                          "verify its files by")
     assert out.stdout.endswith("\nevery figure same, every check agrees\n")
 
