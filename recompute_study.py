@@ -22,31 +22,31 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2201), in the shared block, through
-  Network.request (line 2246), Network.exchange (line 2278), Network.connection (line 2308) and
-  ask (line 2337): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2206), in the shared block, through
+  Network.request (line 2251), Network.exchange (line 2283), Network.connection (line 2313) and
+  ask (line 2342): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2447)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2452)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2495) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2447) the proxy variables; Network.connection (line 2308) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2056) and
-  Parser (line 2739) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2679) makes DIR's parent
+- The environment read: settings (line 2500) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2452) the proxy variables; Network.connection (line 2313) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2061) and
+  Parser (line 2744) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2684) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2703) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2708) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2697) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2761) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2702) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2766) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2521), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2548), every file
-  checked against saved.json); with --matches, load_recompute (line 1809) runs recompute.py from
+- Read, only the files named on the command line and inside them: read_file (line 2526), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2553), every file
+  checked against saved.json); with --matches, load_recompute (line 1814) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -388,6 +388,19 @@ def bootstrap_seed(study_id, arm):
 
 
 # --- §5 arms and models
+def arm_figures(arm, trials, terms):
+    """n, mean and 95% interval of the arm's values, cut to the metric's range."""
+    units = [
+        exact_units(row["value"], 3) for row in trials if int(row["arm"]) == arm and row["value"]
+    ]
+    if not units:
+        return 0, None, None
+    n, (mean, spread) = len(units), mean_and_spread(units, 1000)
+    if n < 2:
+        return n, mean, None
+    return n, mean, interval(mean, t_quantile(n - 1, 0.975) * spread / math.sqrt(n), terms.bounds)
+
+
 def model_figures(seats):
     """{model: (seats, trials, mean, interval)} in order of first appearance, fitness in tenths."""
     by_model = {}
@@ -557,15 +570,8 @@ def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1
     place); of each of the page's entries the files lack, its first figure, the page's side only."""
     page = _by_key(reading, "arms", "arm", int)
-    for arm in terms.arms:  # n, mean and 95% interval of its values, cut to the metric's range
-        units = [
-            exact_units(row["value"], 3)
-            for row in trials
-            if int(row["arm"]) == arm and row["value"]
-        ]
-        n, (mean, spread) = len(units), mean_and_spread(units, 1000) if units else (None, None)
-        half = None if spread is None else t_quantile(n - 1, 0.975) * spread / math.sqrt(n)
-        ours = None if half is None else interval(mean, half, terms.bounds)
+    for arm in terms.arms:
+        n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
         figure_rows(
             result,
@@ -811,10 +817,9 @@ def recompute_reading(study_id, trials, seats, reading, rho):
     result.trust = [
         SEAT_SCORES,
         "which trials played whole (whole_trial), the seats the model table reads",
+        *["which pairs each comparison read (pair, in_comparison): the page's own account"]
+        * bool(terms.compared),
     ]
-    result.trust += [
-        "which pairs each comparison read (pair, in_comparison): the page's own account"
-    ] * bool(terms.compared)
     later = []  # (place, check): each comparison's checks, put after §7's checks 1-25
     for arm in terms.compared:
         page = pages.get(arm, {})
