@@ -2844,7 +2844,7 @@ def _splitmix64_chunks(seed, count):
 
 def _slots(z, k):
     """The first k 128-bit slots of z, each below 2**64."""
-    return _unpack_slots((z & (1 << 128 * k) - 1).to_bytes(16 * k, "little"), 8)[::2]
+    return _unpack_slots(z & (1 << 128 * k) - 1, 8, 2 * k)[::2]
 
 
 def sign_flip_p(diffs, alpha):
@@ -2939,9 +2939,7 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
                 )
         # a row of the classes' OR is 0 where each class's slot is
         every = reduce(operator.or_, classes)
-        ors = _unpack_slots(
-            every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes
-        )
+        ors = _unpack_slots(every, slot_bytes, -(-every.bit_length() // bits))
         drop = max(0, max(ors, default=0).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
         k = max(k0, low // r)
         rows = max(0, high // r - k + 1)
@@ -2956,15 +2954,14 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
             lost = (len(ors) - ors.count(0)) * r << dropped + drop + m - point
             slack += (lost if drop else 0) + tail * (k > k0)
             k0, dropped = k, dropped + drop
-    counts = (
-        _unpack_slots(packed.to_bytes(rows * slot_bytes, "little"), slot_bytes)
-        for packed in classes
-    )
+    counts = (_unpack_slots(packed, slot_bytes, rows) for packed in classes)
     return sum(map(sum, counts)) << dropped, slack
 
 
-def _unpack_slots(raw, slot_bytes):
-    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`, the work in C."""
+def _unpack_slots(packed, slot_bytes, count):
+    """The first `count` unsigned integers of `slot_bytes` bytes each packed in an integer, lowest
+    first, the work in C."""
+    raw = packed.to_bytes(count * slot_bytes, "little")
     if slot_bytes > 8:
         ends = range(slot_bytes, len(raw) + slot_bytes, slot_bytes)
         slots = map(raw.__getitem__, map(slice, range(0, len(raw), slot_bytes), ends))
