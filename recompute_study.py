@@ -22,31 +22,31 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2217), in the shared block, through
-  Network.request (line 2262), Network.exchange (line 2294), Network.connection (line 2324) and
-  ask (line 2353): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2206), in the shared block, through
+  Network.request (line 2251), Network.exchange (line 2283), Network.connection (line 2313) and
+  ask (line 2342): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2463)), the whole address to an http:// one, a CONNECT to
+  system's settings; proxy_for (line 2452)), the whole address to an http:// one, a CONNECT to
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2511) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2463) the proxy variables; Network.connection (line 2324) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2072) and
-  Parser (line 2755) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2695) makes DIR's parent
+- The environment read: settings (line 2500) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2452) the proxy variables; Network.connection (line 2313) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2061) and
+  Parser (line 2744) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2684) makes DIR's parent
   and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2719) writes the files and
+  match's folder, from the thread that gathers it); keep (line 2708) writes the files and
   saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2713) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2777) points a closed stdout at os.devnull
+  taken): each match's copy, then the study's; discard (line 2702) removes a new folder whose
+  copy is not placed (on Ctrl-C too); start (line 2766) points a closed stdout at os.devnull
   (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2537), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2564), every file
-  checked against saved.json); with --matches, load_recompute (line 1815) runs recompute.py from
+- Read, only the files named on the command line and inside them: read_file (line 2526), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2553), every file
+  checked against saved.json); with --matches, load_recompute (line 1814) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
   folder_holds list a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -267,13 +267,14 @@ def blended_index(seat):
 
 
 def grade_for(index, dimensions, rubric):
-    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35; from rubric 2.0 an A or B needs three
-    dimensions ≥ 50."""
-    floors = ((800, "A"), (650, "B"), (500, "C"), (350, "D"))
-    grade = next((letter for floor, letter in floors if index >= floor), "F")
-    if rubric != "1.0" and grade in ("A", "B") and sum(1 for d in dimensions if d >= 500) < 3:
-        return "C"
-    return grade
+    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35 (the floors it falls short of); from
+    rubric 2.0 an A or B needs three dimensions ≥ 50."""
+    grade = "ABCDF"[sum(index < floor for floor in (800, 650, 500, 350))]
+    return (
+        "C"
+        if rubric != "1.0" and grade in "AB" and sum(d >= 500 for d in dimensions) < 3
+        else grade
+    )
 
 
 def scorecard_fault(seat):
@@ -350,7 +351,15 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     fixed = terms.rule == "fixed"
     if fixed:
         half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
-        result.bootstrap = bootstrap_interval(diffs, scale, bootstrap_seed(study_id, arm), alpha)
+        # §4.6: [Q(α/2), Q(1 − α/2)] of B = 4000 means of n pairs drawn with replacement
+        b, pick = 4000, diffs.__getitem__
+        draws = bootstrap_draws(bootstrap_seed(study_id, arm), n, b * n)
+        means = sorted(sum(map(pick, draws[i * n : (i + 1) * n])) / (n * scale) for i in range(b))
+        result.bootstrap = tuple(
+            means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f])
+            for h in ((b - 1) * (alpha / 2), (b - 1) * (1 - alpha / 2))
+            for f in [math.floor(h)]
+        )
     else:  # the asymptotic confidence sequence (Waudby-Smith et al.)
         rho2 = terms.rho * terms.rho
         log_term = math.log(math.sqrt(n * rho2 + 1) / alpha)
@@ -376,17 +385,6 @@ def bootstrap_seed(study_id, arm):
     return int.from_bytes(
         hashlib.sha256(("%s:%d" % (study_id, arm)).encode("ascii")).digest()[:8], "big"
     )
-
-
-def bootstrap_interval(diffs, scale, seed, alpha):
-    """§4.6: [Q(α/2), Q(1 − α/2)] of B = 4000 means of n pairs drawn with replacement."""
-    n, b, ends = len(diffs), 4000, []
-    draws, pick = bootstrap_draws(seed, n, b * n), diffs.__getitem__
-    means = sorted(sum(map(pick, draws[i * n : (i + 1) * n])) / (n * scale) for i in range(b))
-    for h in ((b - 1) * (alpha / 2), (b - 1) * (1 - alpha / 2)):
-        f = math.floor(h)
-        ends.append(means[f] if f == b - 1 else means[f] + (h - f) * (means[f + 1] - means[f]))
-    return tuple(ends)
 
 
 # --- §5 arms and models
@@ -668,6 +666,11 @@ def match_of(row):
     return int(row["trial"]), int(row["arm"])
 
 
+def trial_arm(row):
+    """`trial T arm A` of a row of either file, as the row writes them."""
+    return "trial %s arm %s" % (row["trial"], row["arm"])
+
+
 def first_pairs(trials):
     """{trial: its pair, in or out}, as each trial's first trials.csv row gives it."""
     return {row["trial"]: row["pair"] for row in reversed(trials)}
@@ -722,10 +725,7 @@ def link_checks(trials, seats):
             "every trials.csv row has a seat row",  # 9
             first_fault(
                 trials,
-                lambda row: (
-                    match_of(row) not in seated
-                    and "trial %s arm %s has no seat row" % (row["trial"], row["arm"])
-                ),
+                lambda row: match_of(row) not in seated and "%s has no seat row" % trial_arm(row),
             ),
         ),
         (
@@ -733,8 +733,7 @@ def link_checks(trials, seats):
             first_fault(
                 seats,
                 lambda seat: (
-                    match_of(seat) not in rubric
-                    and "trial %s arm %s has no trials.csv row" % (seat["trial"], seat["arm"])
+                    match_of(seat) not in rubric and "%s has no trials.csv row" % trial_arm(seat)
                 ),
             ),
         ),
@@ -758,8 +757,6 @@ def page_checks(trials, seats, reading, terms):
     are the files'; 20-23: its metric, stoppingRule, comparisonLevel and rubric are the files';
     24-25, for a seat-score metric: its range and direction are the metric's (§1)."""
     counts = reading.get("counts")
-    if not isinstance(counts, dict):
-        counts = {}
     pairs, first = list(first_pairs(trials).values()), trials[0]
     files = {
         "trials": len(pairs),
@@ -771,7 +768,10 @@ def page_checks(trials, seats, reading, terms):
         "pairsOut": pairs.count("out"),
     }
     checks = [
-        ("the page's counts.%s is the files'" % k, count_fault(counts.get(k), files[k]))
+        (
+            "the page's counts.%s is the files'" % k,
+            count_fault(counts.get(k) if isinstance(counts, dict) else None, files[k]),
+        )
         for k in files
     ]
     level = first["comparison_level"] or None
@@ -817,10 +817,9 @@ def recompute_reading(study_id, trials, seats, reading, rho):
     result.trust = [
         SEAT_SCORES,
         "which trials played whole (whole_trial), the seats the model table reads",
+        *["which pairs each comparison read (pair, in_comparison): the page's own account"]
+        * bool(terms.compared),
     ]
-    result.trust += [
-        "which pairs each comparison read (pair, in_comparison): the page's own account"
-    ] * bool(terms.compared)
     later = []  # (place, check): each comparison's checks, put after §7's checks 1-25
     for arm in terms.compared:
         page = pages.get(arm, {})
@@ -868,7 +867,7 @@ def value_figures(result, trials, seats, terms):
         page = exact_units(row["value"], 3)
         result.figure(
             {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
-            "trial %s arm %s: value from its focal seats" % (row["trial"], row["arm"]),
+            "%s: value from its focal seats" % trial_arm(row),
             thousandths(page),
             thousandths(ours),
             ours == page,
@@ -993,8 +992,8 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
                 len(numbers) > 8
             )
             faults.append(
-                "trials.csv line %d: trial %s arm %s has seat rows %s; %s's roster has %d seats"
-                % (row["_line"], row["trial"], row["arm"], rows, mid, len(roster))
+                "trials.csv line %d: %s has seat rows %s; %s's roster has %d seats"
+                % (row["_line"], trial_arm(row), rows, mid, len(roster))
             )
         view = {"archive": archive, "default": {"rubric": reports[None]["rubric"]}}
         if metric in SEAT_METRICS and row["value"]:
@@ -1052,7 +1051,7 @@ def end_to_end(rc, study, trials, seats, result):
         lambda row: (
             row["value"]
             and not row["match"]
-            and "trial %s arm %s has a value and names no match" % (row["trial"], row["arm"])
+            and "%s has a value and names no match" % trial_arm(row)
         ),
     )
     twice = first_fault(
@@ -1087,8 +1086,22 @@ def match_result(rc, mid, rows, study):
             )
         match = gather_match(rc, mid, versions, study)
         out.update(audit_match(rc, mid, *rows, study.metric, match, versions))
-        if study.args.against:
-            out["count"], out["changes"] = match_changes(rc, match, mid, study.args.against)
+        old = study.args.against
+        if old:  # each of its files and fields that changed since the copy in OLD/<id>
+            prior = os.path.join(old, mid)
+            count, changes = (
+                1,
+                [{"file": mid, "where": "(the match)", "was": "(absent)", "now": "(read now)"}],
+            )
+            if os.path.isdir(prior):
+                before = rc.saved_match(inside(prior, old))
+                if before.about is None:
+                    raise Unreadable(
+                        "--against %s: no saved.json, so not a copy --save wrote" % prior
+                    )
+                count, changes = copy_changes(before.files, match.files)
+                changes = [dict(c, file=mid + "/" + c["file"]) for c in changes]
+            out.update(count=count, changes=changes)
     except (Unreadable, rc.Unreadable) as error:
         return dict(
             out,
@@ -1115,24 +1128,13 @@ def gather_match(rc, mid, versions, study):
         return match
     reports = list(dict.fromkeys(versions + [None]))
     whole = bool(study.staged or study.args.against)  # a copy kept or compared: gathered whole
-    net, named = study.args.net, study.args.named
-    match = rc.download(net, study.origin, named, mid, reports, tell=False, whole=whole)
+    match = rc.download(
+        study.args.net, study.origin, study.args.named, mid, reports, tell=False, whole=whole
+    )
     if study.staged:
         about = {"kind": "match", "id": mid, "address": match.origin, "rubric": None}
         keep(new_copy(folder), match.files, about, folder)
     return match
-
-
-def match_changes(rc, match, mid, old):
-    """--against: each of the match's files and fields that changed since the copy in OLD/<id>."""
-    prior = os.path.join(old, mid)
-    if not os.path.isdir(prior):
-        return 1, [{"file": mid, "where": "(the match)", "was": "(absent)", "now": "(read now)"}]
-    before = rc.saved_match(inside(prior, old))
-    if before.about is None:
-        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % prior)
-    count, changes = copy_changes(before.files, match.files)
-    return count, [dict(c, file=mid + "/" + c["file"]) for c in changes]
 
 
 # ---------------------------------------------------------------- the files
@@ -1198,7 +1200,7 @@ def read_csv(body, name, forms, key, flags):
     text = text.replace("\x00", "\udc00")
     if text.lstrip()[:1] == "<":
         raise Unreadable("%s holds an HTML page, not CSV: not a study file" % name)
-    columns, required, rows, shared = tuple(forms), key + flags, [], {}
+    columns, required, rows = tuple(forms), key + flags, []
     patterns = {column: re.compile(form) for column, form in forms.items() if form}
     places = {column: place for place, column in enumerate(columns + ("_line",))}
     kind = type("Row", (Row,), {"__slots__": (), "places": places, "file": name})
@@ -1232,7 +1234,7 @@ def read_csv(body, name, forms, key, flags):
                         at % column + "%s has more digits before its point than the %d a double "
                         "holds exactly" % (_shown_field(field), EXACT_DIGITS)
                     )
-        rows.append(kind([shared.setdefault(field, field) for field in fields] + [line]))
+        rows.append(kind([*map(sys.intern, fields), line]))  # each text held once
         if len(rows) > MAX_CSV_ROWS:
             raise Unreadable(
                 "%s holds more than %d rows: not a study this script reads" % (name, MAX_CSV_ROWS)
@@ -1317,22 +1319,6 @@ def find_reading(profile, study_id):
     if isinstance(card.get("reading"), dict):
         return card, card["reading"]
     raise Unreadable("the profile's card for %s holds no reading" % study_id)
-
-
-def read_rho(recipe, recipe_id):
-    if not isinstance(recipe, dict):
-        raise Unreadable("the recipe JSON is not an object")
-    if recipe.get("id") != recipe_id:
-        raise Unreadable(
-            "the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id)
-        )
-    rho = recipe["anytime"].get("rho") if isinstance(recipe.get("anytime"), dict) else None
-    if type(rho) not in (int, float) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
-        raise Unreadable(
-            "recipe %s: anytime.rho is %s, not a number from %g to %g"
-            % (recipe_id, _shown(rho), *RHO_RANGE)
-        )
-    return float(rho)
 
 
 # ---------------------------------------------------------------- reporting
@@ -1693,7 +1679,20 @@ def read_study(gather, handle, study_id):
             "rho" % (study_id, _shown_field(_shown(recipe_id) or "null"))
         )
     recipe = gather.get("recipe", "/u/%s/recipes/%s.json" % (handle, recipe_id))
-    return trials, seats, reading, read_rho(parse_json(recipe, "the recipe JSON", True), recipe_id)
+    recipe = parse_json(recipe, "the recipe JSON", True)
+    if not isinstance(recipe, dict):
+        raise Unreadable("the recipe JSON is not an object")
+    if recipe.get("id") != recipe_id:
+        raise Unreadable(
+            "the recipe is %r, the study's card names %r" % (recipe.get("id"), recipe_id)
+        )
+    rho = recipe["anytime"].get("rho") if isinstance(recipe.get("anytime"), dict) else None
+    if type(rho) not in (int, float) or not RHO_RANGE[0] <= rho <= RHO_RANGE[1]:
+        raise Unreadable(
+            "recipe %s: anytime.rho is %s, not a number from %g to %g"
+            % (recipe_id, _shown(rho), *RHO_RANGE)
+        )
+    return trials, seats, reading, float(rho)
 
 
 def saved_study(folder, option=""):
@@ -1880,17 +1879,14 @@ def run(args):
         )
     staged = new_copy(args.save) if args.save else None
     try:
-        return audit_study(
-            args, rc, (folder, copy, old), (origin, handle, study_id, address), staged
-        )
+        return audit_study(args, rc, folder, copy, old, origin, handle, study_id, address, staged)
     finally:
         if staged:
             discard(staged)
 
 
-def audit_study(args, rc, copies, names, staged):
+def audit_study(args, rc, folder, copy, old, origin, handle, study_id, address, staged):
     """Gather, read, recompute, keep, report: the study, and with --matches each match."""
-    (folder, copy, old), (origin, handle, study_id, address) = copies, names
     gather = Gather(args, origin, copy and copy[1])
     trials, seats, reading, rho = read_study(gather, handle, study_id)
     terms, result = recompute_reading(study_id, trials, seats, reading, rho)
@@ -1901,11 +1897,7 @@ def audit_study(args, rc, copies, names, staged):
     )
     if rc is not None:
         study = argparse.Namespace(
-            folder=folder,
-            origin=origin,
-            metric=terms.metric,
-            staged=staged,
-            args=args,
+            folder=folder, origin=origin, metric=terms.metric, staged=staged, args=args
         )
         end_to_end(rc, study, trials, seats, result)
         for m in result.matches:  # a match the copy has and the study no longer names: its row
@@ -1924,9 +1916,7 @@ def audit_study(args, rc, copies, names, staged):
         address,
         _shown(copy[0]["savedAt"]),
     )
-    print_report(
-        args, (study_id, address, line), gather, terms, result, status, (old, count, changes)
-    )
+    print_report(args, study_id, address, line, gather, terms, result, status, old, changes)
     return status
 
 
@@ -1945,10 +1935,9 @@ def altered(args, folder, err, own):
     return 1
 
 
-def print_report(args, names, gather, terms, result, status, against):
+def print_report(args, study_id, address, copy, gather, terms, result, status, old, changes):
     """The report, text or --json (one document: copy, matches and against only where there are);
-    names are (study id, address, the line naming a copy)."""
-    (study_id, address, copy), (old, count, changes) = names, against
+    copy is the line naming a saved copy; old, the copy --against compares with."""
     if args.json:
         out = {
             "script": SCRIPT,
@@ -1972,7 +1961,7 @@ def print_report(args, names, gather, terms, result, status, against):
             out["against"] = {
                 "folder": args.against,
                 "savedAt": old[0]["savedAt"],
-                "count": count,
+                "count": result.changed,
                 "changes": changes,
             }
         return print_json(out)
@@ -1991,7 +1980,7 @@ def print_report(args, names, gather, terms, result, status, against):
         else "  a series, no comparisons",
     ]
     if old:
-        header += [""] + against_lines(args.against, old[0]["savedAt"], count, changes)
+        header += [""] + against_lines(args.against, old[0]["savedAt"], result.changed, changes)
     print(report_text(header, result, args.all))
 
 
@@ -2857,9 +2846,7 @@ def _splitmix64_chunks(seed, count):
 
 def _slots(z, k):
     """The first k 128-bit slots of z, each below 2**64."""
-    return _unpack_slots(z.to_bytes(max(16 * k, (z.bit_length() + 7) // 8), "little")[: 16 * k], 8)[
-        0::2
-    ]
+    return _unpack_slots(z & (1 << 128 * k) - 1, 8, 2 * k)[::2]
 
 
 def sign_flip_p(diffs, alpha):
@@ -2899,7 +2886,19 @@ def sign_flip_count(diffs, level=None):
     sizes = sorted(abs(d) // common for d in diffs if d)
     # exact: never floored
     slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)
-    plan = list(_windows(sizes, (sum(sizes) - abs(s1) // common) // 2, z))
+    # The plan: after every SIGN_FLIP_FLOOR_EVERY-th item and the last, (items, their sum A_j,
+    # lowest x kept, highest x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts
+    # under e**(−2Z): x < A_j ÷ 2 − t (t² > Z·Σ a² of the items so far) and
+    # x > c − (A − A_j) ÷ 2 + t' (t'² > Z·Σ a² of the rest, which lifts x).
+    total, squares, reach, square, plan = sum(sizes), sum(a * a for a in sizes), 0, 0, []
+    c = (total - abs(s1) // common) // 2
+    for j, a in enumerate(sizes, 1):
+        reach, square = reach + a, square + a * a
+        if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == len(sizes):
+            t, u = (math.isqrt(z * v) + 1 if z else total + 1 for v in (square, squares - square))
+            plan.append(
+                (j, reach, (reach - 2 * t + 1) // 2, min(c, c + (2 * u - total + reach) // 2))
+            )
     peak = slot_bytes * max(
         min(high + b - a, b) - max(low, 0) + 1  # a table's slots, before each cut
         for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)
@@ -2910,19 +2909,6 @@ def sign_flip_count(diffs, level=None):
     if level is None:
         return (2 * low) << (n - len(sizes))
     return Fraction(low, 1 << len(sizes) - 1), Fraction(low + slack, 1 << len(sizes) - 1)
-
-
-def _windows(sizes, c, z):
-    """After every SIGN_FLIP_FLOOR_EVERY-th item and the last: (items, their sum A_j, lowest x
-    kept, highest x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts under
-    e**(−2Z): x < A_j ÷ 2 − t (t² > Z·Σ a² of the items so far) and x > c − (A − A_j) ÷ 2 + t'
-    (t'² > Z·Σ a² of the rest, which lifts x)."""
-    total, squares, reach, square = sum(sizes), sum(a * a for a in sizes), 0, 0
-    for j, a in enumerate(sizes, 1):
-        reach, square = reach + a, square + a * a
-        if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == len(sizes):
-            t, u = (math.isqrt(z * v) + 1 if z else total + 1 for v in (square, squares - square))
-            yield j, reach, (reach - 2 * t + 1) // 2, min(c, c + (2 * u - total + reach) // 2)
 
 
 def _count_at_most(sizes, plan, slot_bytes, r, z):
@@ -2955,9 +2941,7 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
                 )
         # a row of the classes' OR is 0 where each class's slot is
         every = reduce(operator.or_, classes)
-        ors = _unpack_slots(
-            every.to_bytes(-(-every.bit_length() // bits) * slot_bytes, "little"), slot_bytes
-        )
+        ors = _unpack_slots(every, slot_bytes, -(-every.bit_length() // bits))
         drop = max(0, max(ors, default=0).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
         k = max(k0, low // r)
         rows = max(0, high // r - k + 1)
@@ -2972,15 +2956,14 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
             lost = (len(ors) - ors.count(0)) * r << dropped + drop + m - point
             slack += (lost if drop else 0) + tail * (k > k0)
             k0, dropped = k, dropped + drop
-    counts = (
-        _unpack_slots(packed.to_bytes(rows * slot_bytes, "little"), slot_bytes)
-        for packed in classes
-    )
+    counts = (_unpack_slots(packed, slot_bytes, rows) for packed in classes)
     return sum(map(sum, counts)) << dropped, slack
 
 
-def _unpack_slots(raw, slot_bytes):
-    """The little-endian unsigned integers of `slot_bytes` bytes each in `raw`, the work in C."""
+def _unpack_slots(packed, slot_bytes, count):
+    """The first `count` unsigned integers of `slot_bytes` bytes each packed in an integer, lowest
+    first, the work in C."""
+    raw = packed.to_bytes(count * slot_bytes, "little")
     if slot_bytes > 8:
         ends = range(slot_bytes, len(raw) + slot_bytes, slot_bytes)
         slots = map(raw.__getitem__, map(slice, range(0, len(raw), slot_bytes), ends))
