@@ -13,7 +13,12 @@ thousandths, drawn from a fixed seed:
   with signs that keep S1 near 0 (p near 1: the widest window of sums the count keeps);
 - `refused 170`: D = [199999, -199998] x 85 (once "needs 178 MiB, cap 128 MiB"; p 0.9389);
 - `straddle 0..100`: arms uniform on [0, 100] moved to p within 1e-11 of alpha 0.05, where the
-  first enclosure cannot tell the side of alpha and the next one does.
+  first enclosure cannot tell the side of alpha and the next one does;
+- `wide alt 50 0..1000`, `wide 100 0..2000`, `wide 200 0..1000`, `wide 128 0..1000`: a metric on a
+  card's wide declared range (differences up to 1,000,000 or 2,000,000 thousandths), N pairs on
+  [0, 1000] or [0, 2000]: `alt`, one value within 2.000 of each end, the ends swapped every pair
+  (differences near +-1,000,000, S1 near 0), else both arms uniform on the range. The studies
+  tests/test_signflip_wide.py recomputes whole (wide_pairs gives their values).
 
     python3 bench/bench_signflip.py [--tiny] [CASE ...]
 
@@ -74,12 +79,30 @@ def straddle():
     return [t - c for c, t in zip(control, treated)]
 
 
+WIDE_SEED = 20261204
+WIDE = {   # name: (pairs, the range's high end, one value near each end)
+    "wide alt 50 0..1000": (50, 1000, True), "wide 100 0..2000": (100, 2000, False),
+    "wide 200 0..1000": (200, 1000, False), "wide 128 0..1000": (128, 1000, False),
+}
+
+
+def wide_pairs(name):
+    """(control, treated) values in thousandths of the case `name` of WIDE, on [0, high]."""
+    pairs, high, alternate = WIDE[name]
+    rng, top = random.Random(WIDE_SEED + pairs + high), high * 1000
+    if not alternate:
+        return [(rng.randint(0, top), rng.randint(0, top)) for _ in range(pairs)]
+    ends = [(rng.randint(0, 2000), top - rng.randint(0, 2000)) for _ in range(pairs)]
+    return [(bottom, near_top) if t % 2 == 0 else (near_top, bottom) for t, (bottom, near_top) in enumerate(ends)]
+
+
 CASES = {
     "fitness +5": lambda: fitness(5.0), "fitness +3": lambda: fitness(3.0), "fitness 0": lambda: fitness(0.0),
     "uniform -1..1": lambda: uniform(-1, 1), "uniform 0..100": lambda: uniform(0, 100),
     "uniform -100..100": lambda: uniform(-100, 100), "widest -100..100": widest,
     "refused 170": lambda: [199999, -199998] * 85, "straddle 0..100": straddle,
 }
+CASES.update((name, lambda name=name: [t - c for c, t in wide_pairs(name)]) for name in WIDE)
 
 
 def peak_mib():
@@ -94,7 +117,7 @@ def run(name, pairs=None):
     p, how = recompute_study.sign_flip_p(diffs, ALPHA)
     seconds = time.perf_counter() - started
     shown = "none (%s)" % how if p is None else "%.10f" % (p.numerator / p.denominator)
-    print("%-18s n=%-4d sum|D|=%-9d p=%-14s %-8s %6.2f s  peak RSS %4.0f MiB" % (
+    print("%-19s n=%-4d sum|D|=%-9d p=%-14s %-8s %6.2f s  peak RSS %4.0f MiB" % (
         name, len(diffs), sum(abs(d) for d in diffs), shown, "" if p is None else how or "exact", seconds,
         peak_mib()))
 
