@@ -20,29 +20,35 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2088), in the shared block, through
-  Network.request (line 2133), Network.exchange (line 2165), Network.connection (line 2195) and
-  ask (line 2224): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2099), in the shared block, through
+  Network.request (line 2144), Network.exchange (line 2176), Network.connection (line 2206) and
+  ask (line 2235): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
-  the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the system's settings;
-  proxy_for (line 2334)), the whole address to an http:// one, a CONNECT to an https:// one, and
-  Proxy-Authorization (Basic) where the proxy's address holds user:password@. One TLS context a
-  run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2382) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2334) the proxy variables; Network.connection (line 2195) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1943) and
-  Parser (line 2626) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2566) makes DIR's parent
-  and a new folder .NAME.part-* beside DIR/<match id>; keep (line 2590) writes the files and
-  saved.json into it and renames it to DIR/<match id> once whole (refused where that name is
-  taken); discard (line 2584) removes the new folder where the copy is not placed (on Ctrl-C
-  too); start (line 2648) points a closed stdout at os.devnull (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2408), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2435), every file
-  checked against saved.json); folder_holds (line 1550), saved_folders (line 1780) and
-  saved_match (line 1529) list a folder's names.
+  the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
+  settings; proxy_for (line 2345)), the whole address to it for an http:// record, a CONNECT
+  for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
+  user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
+  urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
+  kept-alive connection per thread and server.
+- The environment read: settings (line 2393) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2345) the proxy variables; Network.connection (line 2206) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1954) and
+  Help (line 2644) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2577) makes DIR
+  (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
+  keep (line 2601) writes the files and saved.json into it, makes DIR/<match id> empty
+  (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
+  (os.rmdir of that empty one where the rename fails); discard (line 2595) removes the new
+  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2659) points a
+  closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C
+  (130) and a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
+  "interrupted" and ends it by os._exit(130).
+- Read, only the files named on the command line and inside them: read_file (line 2419), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2446), every file
+  checked against saved.json); folder_names (line 1556), the one that lists a folder's names
+  (for folder_holds, saved_folders and saved_match).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
   download, saved_match, read_match, read_report, audit and print_audit.
@@ -1539,7 +1545,7 @@ def saved_match(folder, rubric=None):
             % (join(folder, SAVED), one_line(about["id"]), one_line(about.get("rubric")))
         )
     pages = join(folder, "export")
-    names = ["export/" + n for n in sorted(os.listdir(pages))] if isdir(pages) else []
+    names = ["export/" + n for n in folder_names(pages)] if isdir(pages) else []
     for name in names + [report_file(rubric)[0], "playing.json"] if about is None else ():
         path = join(folder, *name.split("/"))
         if re.fullmatch(MATCH_FILE, name) and lexists(path):
@@ -1547,12 +1553,17 @@ def saved_match(folder, rubric=None):
     return Match(about and about["id"], files, folder, about, folder)
 
 
-def folder_holds(path):
-    """What a folder holds: "match", "matches" (folders of them), "study", or None."""
+def folder_names(path):
+    """The names in a folder, sorted; Unreadable where it cannot be listed."""
     try:
-        names = set(os.listdir(path))
+        return sorted(os.listdir(path))
     except OSError as err:
         raise Unreadable("%s: cannot read the folder (%s)" % (path, err.strerror or err))
+
+
+def folder_holds(path):
+    """What a folder holds: "match", "matches" (folders of them), "study", or None."""
+    names = set(folder_names(path))
     if names & {"export", "report.json", "report", "playing.json"}:
         return "match"
     if names & {"trials.csv", "seats.csv"}:
@@ -1792,7 +1803,7 @@ def saved_folders(target, args):
         )
     if kind == "match":
         return [saved_source(target, target, args)]
-    paths = [join(target, name) for name in sorted(os.listdir(target))]
+    paths = [join(target, name) for name in folder_names(target)]
     return [
         saved_source(path, target, args)
         for path in paths

@@ -16,39 +16,46 @@ recompute.py from this script's own folder) with --jobs N, --all, --json.
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 --against finds a change; 2 the study cannot be read (still playing, no such study or a run set,
 no reading or recipe, a network failure or the platform busy, a file not of the documented
-form) or an option cannot be used; 130 Ctrl-C; 141 stdout closed. Python 3.9+, stdlib only.
+form), a figure not recomputed (an exact sign-flip count over its memory cap), or an option
+cannot be used; 130 Ctrl-C; 141 stdout closed. Python 3.9+, stdlib only.
 
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2206), in the shared block, through
-  Network.request (line 2251), Network.exchange (line 2283), Network.connection (line 2313) and
-  ask (line 2342): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2158), in the shared block, through
+  Network.request (line 2203), Network.exchange (line 2235), Network.connection (line 2265) and
+  ask (line 2294): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
-  http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, or the
-  system's settings; proxy_for (line 2452)), the whole address to an http:// one, a CONNECT to
-  an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
-  user:password@. One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2500) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2452) the proxy variables; Network.connection (line 2313) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2061) and
-  Parser (line 2744) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2684) makes DIR's parent
-  and a new folder .NAME.part-* beside DIR (and under --matches one inside it beside each
-  match's folder, from the thread that gathers it); keep (line 2708) writes the files and
-  saved.json into such a folder and renames it into place once whole (refused where that name is
-  taken): each match's copy, then the study's; discard (line 2702) removes a new folder whose
-  copy is not placed (on Ctrl-C too); start (line 2766) points a closed stdout at os.devnull
-  (dup2 on fd 1) and nothing else.
-- Read, only the files named on the command line and inside them: read_file (line 2526), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2553), every file
-  checked against saved.json); with --matches, load_recompute (line 1814) runs recompute.py from
-  this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose saved_match and
-  folder_holds list a match copy's folder.
+  http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
+  case too, or the system's settings; proxy_for (line 2404)), the whole address to it for an
+  http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
+  proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
+  address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
+  TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2452) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2404) the proxy variables; Network.connection (line 2265) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2013) and
+  Help (line 2703) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2636) makes DIR's parent
+  folders (os.makedirs, before anything is downloaded, left in place) and a new folder
+  .NAME.part-* beside DIR (tempfile.mkdtemp; under --matches one inside it beside each match's
+  folder, from the thread that gathers it); keep (line 2660) writes the files and saved.json
+  into such a folder, makes the copy's name as an empty folder (os.mkdir: refused where that
+  name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
+  the rename fails): each match's copy, then the study's; discard (line 2654) removes a new
+  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2718) points a closed
+  stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130) and a
+  closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
+  "interrupted" and ends it by os._exit(130).
+- Read, only the files named on the command line and inside them: read_file (line 2478), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2505), every file
+  checked against saved.json); with --matches, load_recompute (line 1765) runs recompute.py from
+  this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose folder_names
+  lists a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
@@ -90,7 +97,6 @@ RHO_RANGE = (1e-100, 1e100)
 SIGN_KEEPING_PLACES = 3  # extra places a near-zero comparison figure may take (§6)
 DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 PRINTED_FIGURE = re.compile(r"-?[0-9]{1,%d}(\.[0-9]{1,7})?" % EXACT_DIGITS)  # §6: 4 + 3 places
-TOO_LONG = re.compile("-?[0-9]{%d}" % (EXACT_DIGITS + 1))  # a number past EXACT_DIGITS
 CORNISH_FISHER_FROM = 10000  # above this many df the t quantile's expansion beats the fraction
 MAX_CSV_ROWS = 100000  # in trials.csv or seats.csv
 
@@ -528,8 +534,8 @@ def figure_rows(result, key, name, page, rows):
 
 def comparison_figures(result, arm, label, ours, page, terms):
     """§7 per comparison: n, mean, interval, map interval, maps, p, bootstrap, verdict; its checks
-    returned as (place, check): §7's withheld verdict 0 and log ratio 1, then, past §7's, the
-    exact count's cap 3."""
+    returned as (place, check): §7's withheld verdict 0 and log ratio 1; p, and a verdict that
+    needs it, not recomputed (same None) where the exact count is over its cap."""
     start, near = len(result.figures), (terms.places, 1, print_comparison_figure)
     p = None if ours.p is None else float(ours.p)
     withheld, shown = page.get("withheld"), page.get("verdict")
@@ -549,9 +555,13 @@ def comparison_figures(result, arm, label, ours, page, terms):
         ]
         + [("verdict", ours.verdict, None)] * (withheld is None),
     )
+    over = ours.p is None and ours.p_how  # why not: the exact count over its cap
     for figure in result.figures[start:]:
-        if figure["key"]["figure"] == "p" and ours.p_how == "bound":
-            figure.update(label=figure["label"] + " (Hoeffding bound)", bound=True)
+        name = figure["key"]["figure"]
+        if name == "p" and ours.p_how == "bound":
+            figure.update(reason="below 0.00005 by Hoeffding's bound, not counted")
+        if over and name in ("p", "verdict") and getattr(ours, name) is None:
+            figure.update(same=None, reason="not recomputed (the exact count %s)" % ours.p_how)
     checks = []
     if withheld is not None:
         name = "comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld))
@@ -560,51 +570,32 @@ def comparison_figures(result, arm, label, ours, page, terms):
     if terms.effect == "log_ratio":
         name = "comparison %d: every value of its pairs above 0 (log ratio)" % arm
         checks.append((1, (name, ours.positive, None)))
-    if ours.p_how not in (None, "bound", "enclosed"):
-        name = "comparison %d: exact sign-flip count within its cap" % arm
-        checks.append((3, (name, False, ours.p_how)))
     return checks
 
 
 def arm_and_model_figures(result, trials, seats, terms, reading, labels):
     """§7 per arm (n, mean, interval, 2 places) and per model (seats, trials, mean, interval, 1
     place); of each of the page's entries the files lack, its first figure, the page's side only."""
-    page = _by_key(reading, "arms", "arm", int)
+    arms, models = _by_key(reading, "arms", "arm", int), _by_key(reading, "models", "model", str)
     for arm in terms.arms:
         n, mean, ours = arm_figures(arm, trials, terms)
         rows = [("n", n, None), ("mean", mean, 2, 1), ("interval", ours, 2, 1)]
-        figure_rows(
-            result,
-            {"arm": arm},
-            "arm %d (%s)" % (arm, _cell(labels[arm])),
-            page.get(arm, {}),
-            rows,
-        )
-    for key in sorted(set(page) - set(terms.arms), key=str):  # the page's arms the files lack
-        figure_rows(
-            result,
-            {"arm": key},
-            "arm %s (not in the files)" % _cell(key),
-            page[key],
-            [("n", None, None)],
-        )
-    page, models = _by_key(reading, "models", "model", str), model_figures(seats)
-    for model, (n, g, mean, ours) in models.items():
+        name = "arm %d (%s)" % (arm, _cell(labels[arm]))
+        figure_rows(result, {"arm": arm}, name, arms.pop(arm, {}), rows)
+    for model, (n, g, mean, ours) in model_figures(seats).items():
         rows = [
             ("seats", n, None),
             ("trials", g, None),
             ("mean", mean, 1, 0),
             ("interval", ours, 1, 0),
         ]
-        figure_rows(result, {"model": model}, "model %s" % _cell(model), page.get(model, {}), rows)
-    for key in (key for key in page if key not in models):  # and its models the files lack
         figure_rows(
-            result,
-            {"model": key},
-            "model %s (not in the files)" % _cell(key),
-            page[key],
-            [("seats", None, None)],
+            result, {"model": model}, "model %s" % _cell(model), models.pop(model, {}), rows
         )
+    for kind, page, first in ("arm", arms, "n"), ("model", models, "seats"):
+        for key in page:  # the page's entries the files lack
+            name = "%s %s (not in the files)" % (kind, _cell(key))
+            figure_rows(result, {kind: key}, name, page[key], [(first, None, None)])
 
 
 def thousandths(units):
@@ -1142,11 +1133,11 @@ def gather_match(rc, mid, versions, study):
 # "": any text)
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
-FORMS = {
-    "int": r"-?[0-9]+",
-    "tenths": r"[0-9]+(\.[0-9])?",
+FORMS = {  # a number: at most EXACT_DIGITS (15) digits before its point
+    "int": r"-?[0-9]{1,15}",
+    "tenths": r"[0-9]{1,15}(\.[0-9])?",
     "bool": "true|false",
-    "decimal": r"-?[0-9]+(\.[0-9]+)?",
+    "decimal": r"-?[0-9]{1,15}(\.[0-9]+)?",
     "no_value": NO_VALUE,
     "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT),
 }
@@ -1157,7 +1148,7 @@ TRIALS, SEATS = (
     for spec in (
         r"study trial:int arm:int arm_label match:m_[0-9a-f]{12} map_seed:int spawn_seed:int "
         "ended:completed|failed|cancelled|stopped_short rounds_played:int rounds_planned:int "
-        r"resumed_at:int metric value:-?[0-9]+(\.[0-9]{1,3})? no_value:no_value pair:in|out "
+        r"resumed_at:int metric value:-?[0-9]{1,15}(\.[0-9]{1,3})? no_value:no_value pair:in|out "
         "pair_out:pair_out in_comparison:bool stopping_rule:fixed|anytime "
         r"comparison_level:[0-9]+(\.[0-9]+)? scenario scenario_hash rubric analysis canary",
         "study trial:int arm:int seat:int name model harness focal:bool whole_trial:bool rubric "
@@ -1165,7 +1156,7 @@ TRIALS, SEATS = (
         "adaptation:tenths competitiveness:tenths turns:int rounds_sat_out:int error_turns:int "
         "spend:decimal rests:int looks:int moves:int gathers:int crafts:int builds:int repairs:int "
         "trains:int trades:int attacks:int raids:int messages:int dormancies:int recoveries:int "
-        r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
+        r"reputation:decimal aggression:int map_coverage:[0-9]{1,15}(\.[0-9]{1,3})? canary",
     )
 )
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
@@ -1223,17 +1214,10 @@ def read_csv(body, name, forms, key, flags):
             if field == "":
                 if column in required:
                     raise Unreadable(at % column + "empty")
-            elif column in patterns:  # of its column's form, at most 15 digits before its point
-                if not patterns[column].fullmatch(field):
-                    raise Unreadable(
-                        at % column
-                        + "%s is not of the form %s" % (_shown_field(field), forms[column])
-                    )
-                if TOO_LONG.match(field):
-                    raise Unreadable(
-                        at % column + "%s has more digits before its point than the %d a double "
-                        "holds exactly" % (_shown_field(field), EXACT_DIGITS)
-                    )
+            elif column in patterns and not patterns[column].fullmatch(field):
+                raise Unreadable(
+                    at % column + "%s is not of the form %s" % (_shown_field(field), forms[column])
+                )
         rows.append(kind([*map(sys.intern, fields), line]))  # each text held once
         if len(rows) > MAX_CSV_ROWS:
             raise Unreadable(
@@ -1275,20 +1259,13 @@ def _records(text, name, columns):
 def _check_header(header, columns, name):
     if header is None:
         raise Unreadable("%s is empty: not a study file" % name)
-    if tuple(header) == columns:
-        return
-    at = next(
-        (n for n, (got, expected) in enumerate(zip(header, columns)) if got != expected), None
-    )
-    fault = (
-        "column %d is %s, expected %r" % (at + 1, _shown_field(header[at]), columns[at])
-        if at is not None
-        else "missing column %r" % columns[len(header)]
-        if len(header) < len(columns)
-        else "an extra column %s after the last, %r"
-        % (_shown_field(header[len(columns)]), columns[-1])
-    )
-    raise Unreadable("%s line 1: the header is not %s's columns in order: %s" % (name, name, fault))
+    for at, (got, expected) in enumerate(itertools.zip_longest(header, columns), 1):
+        if got != expected:  # None: the column missing, or one after the last
+            got, expected = ("none" if x is None else _shown_field(x) for x in (got, expected))
+            raise Unreadable(
+                "%s line 1: the header is not %s's columns in order: column %d is %s, expected %s"
+                % (name, name, at, got, expected)
+            )
 
 
 def _shown_field(field):
@@ -1307,9 +1284,7 @@ def find_reading(profile, study_id):
     if not isinstance(studies, list):
         raise Unreadable("the profile JSON has no list of studies")
     cards = [c for c in studies if isinstance(c, dict) and c.get("id") == study_id]
-    if not cards:
-        raise Unreadable("the profile holds no card for %s" % study_id)
-    if len(cards) > 1:
+    if len(cards) != 1:
         raise Unreadable(
             "the profile holds %d cards for %s (one per study)" % (len(cards), study_id)
         )
@@ -1338,7 +1313,7 @@ def _difference(f, form=" %+d"):
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model (a row each, a column per figure), a cell holding
     published/recomputed where they differ."""
-    lines, differ, width = [], [f for f in figures if not f["same"]], terminal_width()
+    lines, differ, width = [], [f for f in figures if f["same"] is False], terminal_width()
     for kind in ("comparison", "arm", "model"):
         rows, columns = {}, {}
         for f in (f for f in figures if kind in f["key"]):
@@ -1375,11 +1350,6 @@ def _figure_tables(figures, values, wrong):
         for f in differ
     ]
     lines += ["    %(label)s: %(reason)s" % f for f in figures if f.get("reason")]
-    lines += [
-        "    %s: p below 0.00005 by Hoeffding's bound, not counted" % f["label"].rpartition(": ")[0]
-        for f in figures
-        if f.get("bound")
-    ]
     if values:
         n = len(values) - len(wrong)  # those that agree
         lines += ["", "trial values from their focal seats: %d of %d agree" % (n, len(values))]
@@ -1409,7 +1379,7 @@ def report_text(header, result, every):
             if rows:
                 lines += ["", "%-*s %-12s recomputed" % (width, what, side)]
             for f in rows:
-                same = "same" if f["same"] else "DIFFERS" + _difference(f)
+                same = {True: "same", None: "NOT RECOMPUTED"}.get(f["same"], "DIFFERS")
                 lines.append(
                     "%-*s %-12s %-12s %s"
                     % (
@@ -1417,7 +1387,7 @@ def report_text(header, result, every):
                         cut(f["label"], width),
                         _cell(f["published"]),
                         _cell(f["recomputed"]),
-                        same,
+                        same + _difference(f),
                     )
                 )
                 if f.get("reason"):
@@ -1454,7 +1424,10 @@ def check_lines(result, every):
     counts = _summary(result)
     tail = [
         "",
-        "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts,
+        "figures that match: %(figuresSame)d of %(figuresCompared)d compared" % counts
+        + ", %(figuresNotRecomputed)d not recomputed"
+        % counts
+        * bool(counts["figuresNotRecomputed"]),
         "checks that agree: %(checksAgree)d of %(checksMade)d made" % counts,
     ]
     if result.matches is not None:
@@ -1476,24 +1449,15 @@ def study_verdict(result):
     arm 1, at most 40 characters), checks by number, then each match's findings."""
     matches = result.matches or []
     audits = [(m["match"], a) for m in matches for a in m["audits"]]
-    keys = [f["key"] for f in result.figures if not f["same"]]
-    differs = [
-        cut(
-            _shown(
-                " ".join(
-                    "%s %s" % (k, key[k])
-                    for k in ("comparison", "model", "trial", "arm")
-                    if k in key
-                )
-            ),
-            40,
-        )
-        + " "
-        + key["figure"]
-        for key in keys
-    ]
-    differs += ["%s %s" % (mid, d["label"]) for mid, a in audits for d in a["differs"]]
-    differs += ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
+    named = {False: [], None: []}  # figures that differ, not recomputed: by their key in words
+    for f in (f for f in result.figures if f["same"] is not True):
+        words = " ".join("%s %s" % kv for kv in f["key"].items() if kv[0] != "figure")
+        named[f["same"]].append(cut(_shown(words), 40) + " " + f["key"]["figure"])
+    differs = (
+        named[False]
+        + ["%s %s" % (mid, d["label"]) for mid, a in audits for d in a["differs"]]
+        + ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
+    )
     fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
     return verdict_line(
@@ -1502,14 +1466,17 @@ def study_verdict(result):
             ("FAILS", fails),
             ("CHANGED", ["%d since the saved copy" % result.changed] * bool(result.changed)),
             ("NOT READ", [m["match"] for m in matches if "error" in m]),
+            ("NOT RECOMPUTED (the study not fully audited)", named[None]),
         ]
     )
 
 
 def _summary(result):
     """The counts kept apart, as --json's summary gives them."""
+    same = Counter(f["same"] for f in result.figures)
     counts = {
-        "figuresSame": sum(f["same"] for f in result.figures),
+        "figuresSame": same[True],
+        "figuresNotRecomputed": same[None],
         "figuresCompared": len(result.figures),
         "checksAgree": sum(c[1] for c in result.checks),
         "checksMade": len(result.checks),
@@ -1539,8 +1506,7 @@ def match_lines(matches, fields):
     differs from its match's record: where, the file's value, the record's."""
     lines = [""]
     for m in matches:
-        more = " +%d" % (len(m["trials"]) - 1) if len(m["trials"]) > 1 else ""
-        where = "%s (trial %d arm %d%s)" % (m["match"], *m["trials"][0], more)
+        where = "%s (trial %d arm %d)" % (m["match"], *m["trials"][0])  # its first
         if "error" in m:
             lines.append("%s: cannot be read: %s" % (where, m["error"]))
         for a in m["audits"]:
@@ -1550,11 +1516,7 @@ def match_lines(matches, fields):
             )
             lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
     if fields:
-        n = len(fields)
-        lines += [
-            "",
-            "%d row field%s differ%s from the match records:" % (n, "s" * (n > 1), "s" * (n == 1)),
-        ]
+        lines += ["", "row fields that differ from their match's record: %d" % len(fields)]
     for d in fields:
         seat = "" if d["seat"] is None else " seat %d" % d["seat"]
         value = cut(_shown(d["value"]), 24) or "(empty)"
@@ -1718,34 +1680,23 @@ def card_only(files, study_id):
 
 
 def csv_changes(name, was, now, changes):
-    """Each line one side lacks, and each field that differs, by its line and column; a line of
-    another width, or a long one, as one change."""
+    """Each field that differs, by its line and column; a line one side lacks, of another width or
+    longer than 65,536 characters, as one change."""
     was, now = (io.StringIO(text.decode("utf-8", "replace"), newline="") for text in (was, now))
-    head = csv_fields(now.readline())
+    head = csv_fields(now.readline().rstrip("\r\n"))
     now.seek(0)
-    for number, (a, b) in enumerate(itertools.zip_longest(was, now), 1):
-        where = "line %d" % number
-        if a is None or b is None:
-            changes.add(
-                name, where, *["(absent)" if x is None else x.rstrip("\r\n") for x in (a, b)]
-            )
-        elif a != b:
-            a, b = csv_fields(a), csv_fields(b)
-            if None in (a, b, head) or len(a) != len(b) or len(a) > len(head):
-                changes.add(
-                    name,
-                    where,
-                    *["(a long line)" if x is None else "%d fields" % len(x) for x in (a, b)],
-                )
-                continue
-            for column, x, y in zip(head, a, b):
-                if x != y:
-                    changes.add(name, "%s %s" % (where, column), x, y)
+    for number, lines in enumerate(itertools.zip_longest(was, now, fillvalue="(absent)"), 1):
+        a, b = (line.rstrip("\r\n") for line in lines)
+        rows = [head, csv_fields(a), csv_fields(b)]
+        whole = None in rows or len(set(map(len, rows))) > 1  # the line as one change
+        for column, x, y in [("", a, b)] if whole else zip(*rows):
+            if x != y:
+                changes.add(name, ("line %d " % number + column).strip(), x, y)
 
 
 def csv_fields(line):
     """A CSV line's fields, or None for a line longer than 65,536 characters (never split)."""
-    return next(csv.reader([line.rstrip("\r\n")]), []) if len(line) <= 65536 else None
+    return next(csv.reader([line]), []) if len(line) <= 65536 else None
 
 
 # ---------------------------------------------------------------- main
@@ -1759,8 +1710,8 @@ environment: DAISHI_BASE (as --base); DAISHI_TIMEOUT, seconds a request may take
 DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
 
 exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
---against finds a change; 2 the study cannot be read, the platform busy, or a usage error; 130
-interrupted; 141 stdout closed"""
+--against finds a change; 2 the study cannot be read, a figure not recomputed, the platform busy,
+or a usage error; 130 interrupted; 141 stdout closed"""
 OPTIONS = (
     ("--trials FILE", "read this saved trials.csv instead of the served one"),
     ("--seats FILE", "read this saved seats.csv instead of the served one"),
@@ -1908,8 +1859,9 @@ def audit_study(args, rc, folder, copy, old, origin, handle, study_id, address, 
         about = {"kind": "study", "id": study_id, "address": address, "rubric": None}
         keep(staged, gather.files, about, args.save)
         gather.used["kept in"] = _shown(args.save)
-    agree = all(f["same"] for f in result.figures) and all(c[1] for c in result.checks)
-    status = max([0 if agree and not count else 1] + [m["exit"] for m in result.matches or []])
+    sames = [f["same"] for f in result.figures]  # None: not recomputed (exit 2)
+    agree = False not in sames and all(c[1] for c in result.checks) and not count
+    status = max([1 - agree, 2 * (None in sames)] + [m["exit"] for m in result.matches or []])
     result.changed = count
     line = copy and "saved copy of %s from %s, saved %s, every file verified" % (
         study_id,

@@ -172,11 +172,12 @@ def test_fast_sign_flip_count_is_the_plain_count(monkeypatch, block_bytes):
 
 
 def test_a_p_the_bound_settles_says_so_in_the_table():
-    p = {"key": {"comparison": 1, "figure": "p"}, "label": "comparison 1 (treated): p (Hoeffding bound)",
-         "published": "0.0000", "recomputed": "0.0000", "same": True, "difference": None, "bound": True}
+    p = {"key": {"comparison": 1, "figure": "p"}, "label": "comparison 1 (treated): p",
+         "published": "0.0000", "recomputed": "0.0000", "same": True, "difference": None,
+         "reason": "below 0.00005 by Hoeffding's bound, not counted"}
     assert rs._figure_tables([p], [], []) == [
         "", "comparisons  p", "1 (treated)  0.0000",
-        "    comparison 1 (treated): p below 0.00005 by Hoeffding's bound, not counted"]
+        "    comparison 1 (treated): p: below 0.00005 by Hoeffding's bound, not counted"]
 
 
 def test_hoeffding_bound_settles_only_below_both_limits():
@@ -539,7 +540,7 @@ def test_hand_worked_study(tmp_path, rule):
     # 6 trial values; 26 checks (25, and every value within the range).
     expected_figures = (9 if rule == "fixed" else 7) + 8 + 5 + 6
     assert out["summary"] == {"figuresSame": expected_figures, "figuresCompared": expected_figures,
-                              "checksAgree": 26, "checksMade": 26}
+                              "figuresNotRecomputed": 0, "checksAgree": 26, "checksMade": 26}
     assert (out["script"], out["exit"], out["study"]) == (SCRIPT, 0, STUDY)
 
 
@@ -789,18 +790,30 @@ def test_value_outside_the_range_fails_a_check_and_leaves_the_exact_test_unrun(t
     assert figures["comparison 1 (treated): mean"]["recomputed"] == 66649.667   # (1 + 2 + 199946.001) ÷ 3
 
 
-def test_sign_flip_count_over_its_cap_fails_a_check_in_the_report(tmp_path, monkeypatch, capsys):
+def test_sign_flip_count_over_its_cap_is_not_recomputed_exit_2(tmp_path, monkeypatch, capsys):
+    """p, and the verdict that needs it, not recomputed: never same, never a difference; the
+    study not fully audited, exit 2."""
     write_study(tmp_path, "fixed")
     study_dir = tmp_path / "u" / "hand" / "studies" / STUDY
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)
-    assert rs.main(["https://daishi.ai/u/hand/studies/" + STUDY, "--json", "--trials", str(study_dir / "trials.csv"),
-                    "--seats", str(study_dir / "seats.csv"), "--page", str(tmp_path / "u" / "hand.json")]) == 1
+    argv = ["https://daishi.ai/u/hand/studies/" + STUDY, "--trials", str(study_dir / "trials.csv"),
+            "--seats", str(study_dir / "seats.csv"), "--page", str(tmp_path / "u" / "hand.json")]
+    assert rs.main(argv + ["--json"]) == 2
     out = json.loads(capsys.readouterr().out)
-    assert [c for c in out["checks"] if not c["agrees"]] == [{
-        "check": "comparison 1: exact sign-flip count within its cap", "agrees": False,
-        "detail": "needs 0 MiB, cap 0 MiB"}]
-    assert [f["label"] for f in out["figures"] if not f["same"]] == [
-        "comparison 1 (treated): p", "comparison 1 (treated): verdict"]
+    assert [c for c in out["checks"] if not c["agrees"]] == []
+    assert [(f["label"], f["same"], f["reason"]) for f in out["figures"] if not f["same"]] == [
+        (label, None, "not recomputed (the exact count needs 0 MiB, cap 0 MiB)")
+        for label in ("comparison 1 (treated): p", "comparison 1 (treated): verdict")]
+    assert (out["summary"]["figuresNotRecomputed"], out["summary"]["figuresCompared"] - out["summary"]["figuresSame"]) == (2, 2)
+    assert out["verdict"] == "NOT RECOMPUTED (the study not fully audited): comparison 1 p, comparison 1 verdict"
+    assert rs.main(argv) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert "DIFFERS" not in "\n".join(lines[:-1])
+    assert "    comparison 1 (treated): p: not recomputed (the exact count needs 0 MiB, cap 0 MiB)" in lines
+    assert any(line.startswith("figures that match: ") and line.endswith(", 2 not recomputed") for line in lines)
+    assert rs.main(argv + ["--all"]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[-1] for line in lines if line.startswith("comparison 1 (treated): p ")] == ["RECOMPUTED"]
 
 
 def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
@@ -815,28 +828,28 @@ def test_missing_canary_is_a_failed_check_not_unreadable(tmp_path):
 
 def test_checks_numbered_as_study_md_section_7(tmp_path, monkeypatch, capsys):
     """Checks 1-25 first, so check 1 is the canary even beside a withheld verdict (26); then the
-    checks §7 does not list: the values within the range (27), the exact count's cap (28)."""
+    check §7 does not list: the values within the range (27). A p not recomputed besides: exit 2,
+    the verdict naming both."""
     write_study(tmp_path, "fixed", reading_changes={"verdict": None, "withheld": "owner_stop"},
                 trials_tamper=lambda rows: rows[:2] + [rows[2].rsplit(",", 1)[0] + ","] + rows[3:])
     study_dir = tmp_path / "u" / "hand" / "studies" / STUDY
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)
     argv = ["https://daishi.ai/u/hand/studies/" + STUDY, "--trials", str(study_dir / "trials.csv"),
             "--seats", str(study_dir / "seats.csv"), "--page", str(tmp_path / "u" / "hand.json")]
-    assert rs.main(argv + ["--json"]) == 1
+    assert rs.main(argv + ["--json"]) == 2
     out = json.loads(capsys.readouterr().out)
     names = [c["check"] for c in out["checks"]]
-    assert len(names) == 28
+    assert len(names) == 27
     assert names[:2] == ["canary on every trials.csv row", "canary on every seats.csv row"]
     assert names[24] == "the page's direction is the files'"
     assert names[25:] == ["comparison 1: verdict withheld (owner_stop), none beside none",
-                          "every value within fitness_index's range [0, 100]",
-                          "comparison 1: exact sign-flip count within its cap"]
-    assert out["verdict"] == "DIFFERS: comparison 1 p; FAILS: check 1, check 28"
-    assert rs.main(argv + ["--all"]) == 1
+                          "every value within fitness_index's range [0, 100]"]
+    assert out["verdict"] == "FAILS: check 1; NOT RECOMPUTED (the study not fully audited): comparison 1 p"
+    assert rs.main(argv + ["--all"]) == 2
     lines = capsys.readouterr().out.splitlines()
     assert "  1. canary on every trials.csv row: FAILS (trials.csv line 3: canary missing or altered)" in lines
     assert " 26. comparison 1: verdict withheld (owner_stop), none beside none: agrees" in lines
-    assert " 28. comparison 1: exact sign-flip count within its cap: FAILS (needs 0 MiB, cap 0 MiB)" in lines
+    assert " 27. every value within fitness_index's range [0, 100]: agrees" in lines
 
 
 # ---------------------------------------------------------------- unreadable files
