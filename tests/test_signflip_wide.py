@@ -4,16 +4,16 @@ the coarse levels (4, 10) and (5, 11) of SIGN_FLIP_LEVELS are what fit.
 
 - Four honest studies of a metric that is not a seat score, on [0, 1000] or [0, 2000] (the cases
   `wide ...` of bench/bench_signflip.py, whose wide_pairs gives their values), each page printed
-  from the script's own functions: the script, run offline as a user runs it, exits 0 on the page;
-  on the page with p a unit off in its 4th place (run in this process, the counts given again as
-  the page's p made them) it exits 1, naming the true p; and p is "enclosed", its enclosure
-  printing as its high end.
+  from the script's own functions: the script exits 0 on the page (run offline as a user runs it
+  for the case that takes the most memory; the others in this process, the counts given again as
+  the page's p made them); on the page with p a unit off in its 4th place it exits 1, naming the
+  true p; and p is "enclosed", its enclosure printing as its high end.
 - The enclosures' bound against counts that visit every sign vector (n <= 20, wide values too), at
   the two coarse levels and at artificial coarser ones; and, on 24 to 40 wide pairs, against an
   exact count of subsets by a packed big integer written here.
 
-The honest studies are recomputed by subprocesses in the background (two at a time) while the tests in
-this process run: the tests that read those runs come last in this file."""
+The one study run as a process runs in the background while the tests in this process run: the
+tests that read the runs come last in this file."""
 import copy
 import functools
 import itertools
@@ -41,6 +41,7 @@ STUDY, HANDLE = "s_5f0e0c01", "wide"
 ADDRESS = "https://daishi.ai/u/%s/studies/%s" % (HANDLE, STUDY)
 CASES = list(bench_signflip.WIDE)
 MAPS = 10             # trial t plays map 1000 + t % MAPS: maps repeat, so each page has a map interval
+PROCESS_CASE = "wide 128 0..1000"  # ~205 MiB, the most of the four: run as its own process
 RUN_SECONDS = 600     # a run takes seconds; this only stops a hung one
 COARSE = ((4, 10), (5, 11))
 # the level that encloses each case's p: the exact count (under 128 pairs) and the finer levels
@@ -228,8 +229,9 @@ class Study:
 
 @pytest.fixture(scope="module")
 def studies(tmp_path_factory):
-    """Each case built and its page printed here, one after the other; its honest page's run queued at
-    once to two workers, which run while the tests go on."""
+    """Each case built and its page printed here, one after the other; the honest page of the case
+    that takes the most memory (PROCESS_CASE) run as a user runs it, in a worker, while the tests go
+    on; the other pages are run in this process (run_here)."""
     built = {}
     with ThreadPoolExecutor(2) as pool:
         for index, name in enumerate(CASES):
@@ -253,8 +255,8 @@ def studies(tmp_path_factory):
             study.wrong_p = moved(study.p, -1 if index % 2 or study.p == "1.0000" else 1)
             wrong = copy.deepcopy(study.reading)
             wrong["comparisons"][0]["p"] = study.wrong_p
-            study.honest = pool.submit(run_offline, folder, write_page(root / "u" / (HANDLE + ".json"),
-                                                                       study.reading))
+            study.page = write_page(root / "u" / (HANDLE + ".json"), study.reading)
+            study.honest = pool.submit(run_offline, folder, study.page) if name == PROCESS_CASE else None
             study.folder, study.wrong_page = folder, write_page(root / "altered" / (HANDLE + ".json"), wrong)
             built[name] = study
         yield built
@@ -383,10 +385,24 @@ def test_the_coarse_enclosures_floor_counts_and_still_hold_the_exact_count():
 # ---------------------------------------------------------------- the four studies' runs (last: their
 # subprocesses have run beside the tests above)
 
+def run_here(study, page, monkeypatch, capsys):
+    """The script's main on the case's files and `page`, in this process, each count the page's p
+    made given again as it came (a count asked otherwise is a KeyError): (exit, stdout, stderr)."""
+    known = {(tuple(diffs), level): ends for diffs, level, ends in study.calls}
+    monkeypatch.setattr(rs, "sign_flip_count", lambda diffs, level=None: known[tuple(diffs), level])
+    status = rs.main([ADDRESS, "--trials", str(study.folder / "trials.csv"), "--seats",
+                      str(study.folder / "seats.csv"), "--page", str(page)])
+    return (status, *capsys.readouterr())
+
+
 @pytest.mark.parametrize("name", CASES)
-def test_each_wide_study_s_honest_page_recomputes_same(studies, name):
-    status, out, err, seconds, peak = studies[name].honest.result()
-    print("%s: honest page, exit %d in %.1f s, peak RSS %s MiB" % (name, status, seconds, peak and round(peak)))
+def test_each_wide_study_s_honest_page_recomputes_same(studies, name, monkeypatch, capsys):
+    study = studies[name]
+    if study.honest is None:
+        status, out, err = run_here(study, study.page, monkeypatch, capsys)
+    else:
+        status, out, err, seconds, peak = study.honest.result()
+        print("%s: honest page, exit %d in %.1f s, peak RSS %s MiB" % (name, status, seconds, peak and round(peak)))
     assert (status, err) == (0, ""), out + err
     lines = out.splitlines()
     assert lines[-1] == "every figure same, every check agrees"
@@ -395,14 +411,8 @@ def test_each_wide_study_s_honest_page_recomputes_same(studies, name):
 
 @pytest.mark.parametrize("name", CASES)
 def test_each_wide_study_with_p_a_unit_off_differs_naming_the_true_p(studies, name, monkeypatch, capsys):
-    """Run in this process, each count the page's p made given again as it came (the honest page's
-    run, a process of its own, counts them afresh); a count asked otherwise is a KeyError."""
     study = studies[name]
-    known = {(tuple(diffs), level): ends for diffs, level, ends in study.calls}
-    monkeypatch.setattr(rs, "sign_flip_count", lambda diffs, level=None: known[tuple(diffs), level])
-    status = rs.main([ADDRESS, "--trials", str(study.folder / "trials.csv"), "--seats",
-                      str(study.folder / "seats.csv"), "--page", str(study.wrong_page)])
-    out, err = capsys.readouterr()
+    status, out, err = run_here(study, study.wrong_page, monkeypatch, capsys)
     assert (status, err) == (1, ""), out + err
     lines = out.splitlines()
     off = int(study.p.replace(".", "")) - int(study.wrong_p.replace(".", ""))
