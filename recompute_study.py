@@ -828,8 +828,8 @@ def recompute_reading(study_id, trials, seats, reading, rho):
     arm_and_model_figures(result, trials, seats, terms, reading, labels)
     value_figures(result, trials, seats, terms)
     # study.md §7's numbers: checks 1-25 in order (a check's fault is a message, else false), each
-    # withheld verdict, each log ratio; then those §7 does not list: every value within the
-    # metric's range, if it has one (place 2), and each exact count within its cap
+    # withheld verdict, each log ratio; then the one §7 does not list: every value within the
+    # metric's range, if it has one (place 2)
     checks = row_checks(study_id, trials, seats) + page_checks(trials, seats, reading, terms)
     if terms.bounds is not None:
         name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
