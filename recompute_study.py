@@ -23,37 +23,37 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2158), in the shared block, through
-  Network.request (line 2203), Network.exchange (line 2235), Network.connection (line 2265) and
-  ask (line 2294): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2161), in the shared block, through
+  Network.request (line 2206), Network.exchange (line 2238), Network.connection (line 2268) and
+  ask (line 2297): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2404)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2407)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2452) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2404) the proxy variables; Network.connection (line 2265) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2013) and
-  Help (line 2703) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2636) makes DIR's parent
+- The environment read: settings (line 2455) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2407) the proxy variables; Network.connection (line 2268) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2016) and
+  Help (line 2706) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2639) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-* beside DIR (tempfile.mkdtemp; under --matches one inside it beside each match's
-  folder, from the thread that gathers it); keep (line 2660) writes the files and saved.json
+  folder, from the thread that gathers it); keep (line 2663) writes the files and saved.json
   into such a folder, makes the copy's name as an empty folder (os.mkdir: refused where that
   name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
-  the rename fails): each match's copy, then the study's; discard (line 2654) removes a new
-  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2718) points a closed
+  the rename fails): each match's copy, then the study's; discard (line 2657) removes a new
+  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2721) points a closed
   stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130) and a
   closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2478), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2505), every file
-  checked against saved.json); with --matches, load_recompute (line 1765) runs recompute.py from
+- Read, only the files named on the command line and inside them: read_file (line 2481), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2508), every file
+  checked against saved.json); with --matches, load_recompute (line 1768) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose folder_names
   lists a match copy's folder.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
@@ -1133,22 +1133,25 @@ def gather_match(rc, mid, versions, study):
 # "": any text)
 NO_VALUE = "failed|cancelled|seat_failed|stopped_short|resumed|version|unscored|unmeasured"
 PAIR_OUT = r"-?[0-9]+:(%s|no_trial|other_seeds)" % NO_VALUE
-FORMS = {  # a number: at most EXACT_DIGITS (15) digits before its point
-    "int": r"-?[0-9]{1,15}",
-    "tenths": r"[0-9]{1,15}(\.[0-9])?",
+FORMS = {
+    "int": r"-?[0-9]+",
+    "tenths": r"[0-9]+(\.[0-9])?",
     "bool": "true|false",
-    "decimal": r"-?[0-9]{1,15}(\.[0-9]+)?",
+    "decimal": r"-?[0-9]+(\.[0-9]+)?",
     "no_value": NO_VALUE,
     "pair_out": "(%s)(;%s)*" % (PAIR_OUT, PAIR_OUT),
 }
 # column:form, a form named in FORMS or written out (none: any text); in seats.csv, the counts from
 # turns to recoveries are those §8 ties
 TRIALS, SEATS = (
-    {column: FORMS.get(form, form) for column, _, form in (c.partition(":") for c in spec.split())}
+    {  # a form's number at most EXACT_DIGITS digits before its point (a double holds them exactly)
+        column: FORMS.get(form, form).replace("[0-9]+", "[0-9]{1,%d}" % EXACT_DIGITS, 1)
+        for column, _, form in (c.partition(":") for c in spec.split())
+    }
     for spec in (
         r"study trial:int arm:int arm_label match:m_[0-9a-f]{12} map_seed:int spawn_seed:int "
         "ended:completed|failed|cancelled|stopped_short rounds_played:int rounds_planned:int "
-        r"resumed_at:int metric value:-?[0-9]{1,15}(\.[0-9]{1,3})? no_value:no_value pair:in|out "
+        r"resumed_at:int metric value:-?[0-9]+(\.[0-9]{1,3})? no_value:no_value pair:in|out "
         "pair_out:pair_out in_comparison:bool stopping_rule:fixed|anytime "
         r"comparison_level:[0-9]+(\.[0-9]+)? scenario scenario_hash rubric analysis canary",
         "study trial:int arm:int seat:int name model harness focal:bool whole_trial:bool rubric "
@@ -1156,7 +1159,7 @@ TRIALS, SEATS = (
         "adaptation:tenths competitiveness:tenths turns:int rounds_sat_out:int error_turns:int "
         "spend:decimal rests:int looks:int moves:int gathers:int crafts:int builds:int repairs:int "
         "trains:int trades:int attacks:int raids:int messages:int dormancies:int recoveries:int "
-        r"reputation:decimal aggression:int map_coverage:[0-9]{1,15}(\.[0-9]{1,3})? canary",
+        r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
     )
 )
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
