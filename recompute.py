@@ -3,7 +3,7 @@
 # requires-python = ">=3.9"
 # dependencies = []
 # ///
-"""Recompute a daishi.ai match's published scores from its public record.
+r"""Recompute a daishi.ai match's published scores from its public record.
 
     python3 recompute.py m_aa6f85fab659 [--save DIR]  # download and audit a match (keep a copy)
     python3 recompute.py DIR                           # re-audit saved copies offline
@@ -20,35 +20,50 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2099), in the shared block, through
-  Network.request (line 2144), Network.exchange (line 2176), Network.connection (line 2206) and
-  ask (line 2235): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2128), in the shared block, through
+  Network.request (line 2173), Network.exchange (line 2205), Network.connection (line 2235) and
+  ask (line 2264): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2345)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2402)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2393) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2345) the proxy variables; Network.connection (line 2206) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1954) and
-  Help (line 2644) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2577) makes DIR
-  (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
-  keep (line 2601) writes the files and saved.json into it, makes DIR/<match id> empty
-  (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
-  (os.rmdir of that empty one where the rename fails); discard (line 2595) removes the new
-  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2659) points a
-  closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C
-  (130) and a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2419), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2446), every file
-  checked against saved.json); folder_names (line 1556), the one that lists a folder's names
-  (for folder_holds, saved_folders and saved_match).
+- The environment read: settings (line 2455) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2402) the proxy variables; Network.connection (line 2235) opens connections:
+  socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
+  bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
+  terminal_width (line 1971) and Help (line 2750) the terminal's size (COLUMNS, LINES).
+- Written, made, renamed or removed, only under --save: new_copy (line 2650) makes DIR
+  (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits>
+  (os.mkdir; os.urandom names it), named for removal before it exists; keep (line 2700) writes
+  into it, each write through writing (line 2669) under the lock that Ctrl-C takes: export/ and
+  report/ (os.makedirs), the files (written (line 2678), open "xb") and saved.json last, then
+  placed (line 2683) makes DIR/<match id> empty (os.mkdir: refused where that name is taken) and
+  renames the new folder onto it (os.rename; os.rmdir of that empty one where it fails);
+  discard (line 2693) removes the new folder where the copy is not placed (shutil.rmtree).
+  Besides, start (line 2779) puts back Python's own Ctrl-C handler (signal.signal), makes both
+  streams write what they cannot encode escaped, points a closed stdout at os.devnull (os.open,
+  dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being written removed
+  first, none begun after) and a closed pipe (141); while the script loads, a SIGINT handler
+  (near the top) writes "interrupted" and ends it by os._exit(130).
+- Read, only the files named on the command line and inside them: read_file (line 2481), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2508), every file
+  checked against saved.json; a folder laid out as the platform serves it, with no saved.json,
+  is read unverified, and its audit's first line says so); folder_names (line 1569), the one that
+  lists a folder's names; release (line 2761) reads this script's own file for its sha256.
+- The trust surface, in a minute: every line able to touch the machine (the network, files and
+  folders, the environment, signals, descriptors, the exit, code loaded) is shown by
+    grep -nE -e 'os[.][a-z_]+[(]|open[(]|shutil|signal|socket|ssl[.]|select[.]|http[.]client' \
+      -e 'urllib[.]req|os[.]environ|exec[(]|isdir|isfile|lexists|realpath|__file__|sys[.]exit' \
+      -e 'conn[.]|sys[.]std[a-z]+ =|field_size_limit|reconfigure' recompute.py
+  and each stands in the shared block, in the lines before "--- constants", or in one of:
+  saved_match (line 1548), folder_names (line 1569), folder_holds (line 1577), against_copy (line 1653), sources_for (line 1753), saved_source (line 1800),
+  saved_folders (line 1806) and not_a_target (line 1829): whether a name is a folder or a file
+  (os.path's isdir, lexists, realpath), nothing read from a file, nothing written.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
   download, saved_match, read_match, read_report, audit and print_audit.
@@ -64,7 +79,7 @@ if sys.version_info < (3, 9):  # first, before anything an older Python lacks
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, base64, errno, gc, hashlib, http.client, io, json, math, re
-import shutil, socket, ssl, stat, tempfile, threading, time, urllib.parse
+import select, shutil, socket, ssl, stat, textwrap, threading, time, urllib.parse
 import urllib.request, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
@@ -1289,6 +1304,8 @@ def print_audit(result, out, rows=False, batch=False):
     )
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
+    if result.get("proxy"):
+        put(w, "  read through %s" % result["proxy"])
     if result["rubricReason"]:
         put(w, "  read under %s: %s" % (result["rubric"], text(result["rubricReason"])))
     put(w, "trade ledger: %s" % result["ledger"])
@@ -1473,11 +1490,7 @@ class Match:
                 "(every file verified); to audit the platform now, name another DIR or leave "
                 "out --save" % (self.folder, one_line(self.about["savedAt"]))
             )
-        return "saved copy of %s from %s, saved %s, every file verified" % (
-            self.match_id,
-            one_line(self.about["address"]),
-            one_line(self.about["savedAt"]),
-        )
+        return saved_line(self.about)
 
 
 def download(net, base, named, match_id, rubrics=(None,), tell=True, whole=False):
@@ -1619,7 +1632,7 @@ def parse_args(argv):
     folder_left_out(argv, r"m_[0-9a-f]{12}\Z|https?://")
     args = parser.parse_args(argv)
     args.base, args.named, args.net = settings(args.base)
-    args.matches = [t.strip() for t in args.matches]
+    args.matches = [args.net.taken(t.strip()) for t in args.matches]
     return args
 
 
@@ -1696,6 +1709,8 @@ def audit_matches(args, old):
             try:
                 rubric = args.rubric or (match.about or {}).get("rubric")  # else its copy's
                 result = dict(audit(*read_match(match, rubric)), source=label)
+                if not match.folder and through(match.origin):  # as a copy's saved.json says it
+                    result["proxy"] = through(match.origin)
                 if match.folder:
                     result["copy"] = match.line(args.save)
             finally:
@@ -1913,8 +1928,10 @@ SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, ru
 # Escaped in any text shown: C0 and C1 controls, DEL, the bidi marks, embeddings, overrides and
 # isolates, the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]*@")  # user:password@ in an address: never shown
+CREDENTIALS = re.compile(r"(?<=://)[^/?#\s]*@")  # user:password@ in an address: never shown
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
+WRITING = threading.RLock()  # held to add, write into or remove one of PARTS
+STOPPED = threading.Event()  # set on Ctrl-C: no folder is begun or written after it
 
 
 class Running:
@@ -2095,6 +2112,18 @@ class Network:
         self.agent, self.timeout, self.patience, self.paced = agent, timeout, patience, paced
         self.lock, self.waited, self.resume, self.due = threading.Lock(), 0.0, 0.0, 0.0
         self.local, self.context = threading.local(), None  # .pool: this thread's connections
+        self.secrets = {}  # a server's user:password, as its address held it: sent, never shown
+
+    def taken(self, address):
+        """The address with its credentials taken out (everything between // and the last @ of
+        its authority, whatever characters they hold) and kept here, to send as Authorization
+        to that server; the address shown and kept says ***@ in their place."""
+        parts = re.match(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@([^/?#@]*)(.*)", address, re.S)
+        if parts is None:
+            return address
+        scheme, user, host, rest = parts.groups()
+        self.secrets[host] = user
+        return scheme + "***@" + host + rest
 
     def get(self, url, what, named):
         """The one function that sends requests: the body of a 200 answer to GET url; `what`
@@ -2209,10 +2238,10 @@ class Network:
         ask it for and the headers to send: User-Agent, Accept-Encoding (gzip), Authorization
         where the address holds user:password@, and through an http:// proxy whose address holds
         one, Proxy-Authorization (for https, sent in the CONNECT only)."""
-        user, _, host = parts.netloc.rpartition("@")
+        host = host_of(parts)
         headers = {"User-Agent": self.agent, "Accept-Encoding": "gzip"}
-        if user:
-            headers["Authorization"] = basic(user)
+        if host in self.secrets:
+            headers["Authorization"] = basic(self.secrets[host])
         pool = vars(self.local).setdefault("pool", {})
         if (parts.scheme, host) not in pool:
             proxy = proxy_for(parts)[0]
@@ -2233,9 +2262,16 @@ class Network:
 
 
 def ask(conn, target, headers, deadline):
-    """GET target on conn, its answer's head read, within the deadline; a kept-alive connection
-    the server has closed since its last answer is opened again, once, silently."""
-    conn.response_class = lambda sock, **how: http.client.HTTPResponse(Timed(sock, deadline), **how)
+    """GET target on conn, the head of its final answer read (1xx interim answers passed over),
+    within the deadline. A kept connection with a byte already waiting on it (more after its last
+    answer, or the server's close) is not clean: closed and opened anew, those bytes never read
+    as an answer; one the server closes as it is asked is opened again, once, silently."""
+    conn.response_class = lambda sock, **how: Answer(Timed(sock, deadline), **how)
+    sock = conn.sock
+    if sock and (
+        isinstance(sock, ssl.SSLSocket) and sock.pending() or select.select([sock], [], [], 0)[0]
+    ):
+        conn.close()
     for again in (True, False):
         kept = conn.sock is not None
         conn.timeout = max(deadline - time.monotonic(), 0.001)  # to connect, and then to send
@@ -2248,6 +2284,18 @@ def ask(conn, target, headers, deadline):
             conn.close()
             if not (kept and again):
                 raise
+
+
+class Answer(http.client.HTTPResponse):
+    """An answer whose interim heads (1xx: 103 Early Hints and the like, never 101) are read and
+    passed over: the final answer's head is the one read."""
+
+    def _read_status(self):
+        status = super()._read_status()
+        while 101 < status[1] < 200:
+            http.client.parse_headers(self.fp)
+            status = super()._read_status()
+        return status
 
 
 class Timed(io.RawIOBase):
@@ -2333,9 +2381,18 @@ def decoded(answer, url, cap):
 
 def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
-    parts = urllib.parse.urlsplit(url)
-    through = ", through " + proxy_for(parts)[1] if proxy_for(parts)[1] else ""
-    return "%s (named by %s%s)" % (host_of(parts), named, through)
+    proxy = through(url)
+    return "%s (named by %s%s)" % (
+        host_of(urllib.parse.urlsplit(url)),
+        named,
+        ", through " + proxy if proxy else "",
+    )
+
+
+def through(url):
+    """The proxy the environment names for url, as an error names it, or None: over http:// what
+    it passes on could be changed, so a record read through one says so."""
+    return proxy_for(urllib.parse.urlsplit(url))[1]
 
 
 def host_of(parts):
@@ -2350,7 +2407,12 @@ def proxy_for(parts):
         return None, None
     names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
     variable = next((name for name in names if os.environ.get(name)), "the system's settings")
-    proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    try:
+        proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+        if not proxy.hostname or proxy.port == 0:
+            raise ValueError("no server named")
+    except ValueError as err:  # a port that is no number included
+        raise Usage("%s is not a proxy's address (%s)" % (variable, err))
     return proxy, "the proxy %s (named by %s)" % (host_of(proxy), variable)
 
 
@@ -2393,15 +2455,6 @@ def failure_text(code, body, fallback, kind):
 def settings(option, paced=False):
     """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
     platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
-    env = os.environ.get("DAISHI_BASE")
-    named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
-    base = (option if option is not None else env or DEFAULT_BASE).strip()
-    parts = urllib.parse.urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
-        raise Usage(
-            "%s must be an http:// or https:// address, got %s"
-            % (named, one_line(json.dumps(base), 60))
-        )
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2411,8 +2464,17 @@ def settings(option, paced=False):
         if not 0 < value <= 86400:
             raise Usage("$%s must be a number of seconds above 0, a day (86400) at most" % name)
         seconds.append(value)
-    agent = "%s/%s" % (Running.script, Running.version)
-    return base.rstrip("/"), named, Network(agent, *seconds, paced=paced)
+    net = Network("%s/%s" % (Running.script, Running.version), *seconds, paced=paced)
+    env = os.environ.get("DAISHI_BASE")
+    named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
+    base = net.taken((option if option is not None else env or DEFAULT_BASE).strip())
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
+        raise Usage(
+            "%s must be an http:// or https:// address, got %s"
+            % (named, one_line(json.dumps(base), 60))
+        )
+    return base.rstrip("/"), named, net
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2471,6 +2533,17 @@ def read_copy(folder, kind, names):
         error.about, error.faults = about, listed(faults, count)
         raise error
     return about, files
+
+
+def saved_line(about):
+    """The line that names a verified copy: what it is, where from (and through), when saved."""
+    proxy = about.get("proxy")
+    return "saved copy of %s from %s%s, saved %s, every file verified" % (
+        one_line(about["id"]),
+        one_line(about["address"]),
+        " through " + one_line(proxy) if isinstance(proxy, str) else "",
+        one_line(about["savedAt"]),
+    )
 
 
 def file_fault(folder, about, form, listing, files):
@@ -2583,19 +2656,45 @@ def new_copy(folder):
             "--save; to audit a copy kept there, name the folder alone" % folder
         )
     parent = os.path.dirname(os.path.abspath(folder))
+    staged = os.path.join(parent, ".%s.part-%s" % (os.path.basename(folder), os.urandom(6).hex()))
+    PARTS.add(staged)  # named before it exists: a Ctrl-C at any moment finds it
     try:
-        os.makedirs(parent, exist_ok=True)
-        staged = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(folder) + ".part-")
+        writing(staged, os.makedirs, parent, exist_ok=True)
+        writing(staged, os.mkdir, staged, 0o700)
     except OSError as err:
         raise Unreadable("--save: cannot write %s (%s)" % (folder, err.strerror or err))
-    PARTS.add(staged)
     return staged
+
+
+def writing(staged, action, *args, **how):
+    """action(*args) on the folder new_copy made, under the lock that Ctrl-C takes to remove
+    it: refused once it is removed, so no thread writes it, or makes it again, after."""
+    with WRITING:
+        if STOPPED.is_set() or staged not in PARTS:
+            raise Unreadable("--save: interrupted")
+        return action(*args, **how)
+
+
+def written(path, body):
+    with open(path, "xb") as out:
+        out.write(body)
+
+
+def placed(staged, folder):
+    """The folder new_copy made renamed to `folder` in one step, or nothing placed."""
+    os.mkdir(folder)  # the name taken for this copy, or refused where another has it
+    try:
+        os.rename(staged, folder)  # onto that empty folder: refused where it holds anything
+    except OSError:
+        quietly(os.rmdir, folder)
+        raise
 
 
 def discard(staged):
     """A folder new_copy made and nothing placed: removed, whatever it holds."""
-    PARTS.discard(staged)
-    shutil.rmtree(staged, ignore_errors=True)
+    with WRITING:
+        PARTS.discard(staged)
+        shutil.rmtree(staged, ignore_errors=True)
 
 
 def keep(staged, files, about, folder):
@@ -2604,29 +2703,23 @@ def keep(staged, files, about, folder):
     sha256), then the folder renamed to `folder` in one step: a copy is whole or absent, two
     saves of one record cannot mix (the second finds the name taken), no link is written
     through."""
+    about = dict(
+        about,
+        address=CREDENTIALS.sub("***@", about["address"]),
+        savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        proxy=through(about["address"]),
+        script=Running.script,
+        version=Running.version,
+        scripts=dict(about.get("scripts", {}), **{Running.script: release()}),
+        sha256={name: hashlib.sha256(body).hexdigest() for name, body in files.items()},
+    )
+    saved = (json.dumps(about, indent=1) + "\n").encode("ascii")
     try:
-        for name, body in files.items():
+        for name, body in [*files.items(), (SAVED, saved)]:  # saved.json last
             path = os.path.join(staged, *name.split("/"))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "xb") as out:
-                out.write(body)
-        digests = {name: hashlib.sha256(body).hexdigest() for name, body in files.items()}
-        about = dict(
-            about,
-            address=CREDENTIALS.sub("***@", about["address"]),
-            savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            script=Running.script,
-            version=Running.version,
-            sha256=digests,
-        )
-        with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
-            out.write(json.dumps(about, indent=1) + "\n")
-        os.mkdir(folder)  # the name taken for this copy, or refused where another has it
-        try:
-            os.rename(staged, folder)  # onto that empty folder: refused where it holds anything
-        except OSError:
-            quietly(os.rmdir, folder)
-            raise
+            writing(staged, os.makedirs, os.path.dirname(path), exist_ok=True)
+            writing(staged, written, path, body)
+        writing(staged, placed, staged, folder)
     except OSError as err:
         raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
     finally:
@@ -2635,18 +2728,45 @@ def keep(staged, files, about, folder):
 
 # ------------------------------------------------------------------ the command
 class Parser(argparse.ArgumentParser):
-    """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen."""
+    """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen;
+    --version names the script, its version and its file's sha256."""
+
+    def __init__(self, *args, **how):
+        super().__init__(*args, **how)
+        version, digest = release().values()
+        digest = digest or "not known: the script was not read from a file"
+        about = "%s %s\n\nsha256 %s" % (Running.script, version, digest)
+        self.add_argument(
+            "--version",
+            action="version",
+            version=about,
+            help="show the version and the sha256 of this file, to compare with the one published",
+        )
 
     def error(self, message):
         raise Usage(message)
 
 
 class Help(argparse.HelpFormatter):
-    """--help as wide as the terminal (COLUMNS): each paragraph of a text filled to its width."""
+    """--help as wide as the terminal (COLUMNS): each paragraph of a text filled to its width, a
+    word longer than the width (an address, a digest) kept whole."""
 
     def _fill_text(self, text, width, indent):
-        fill = super()._fill_text
-        return "\n\n".join(fill(part, width, indent) for part in text.split("\n\n"))
+        return "\n\n".join(
+            textwrap.fill(" ".join(part.split()), width, break_long_words=False)
+            for part in text.split("\n\n")
+        )
+
+
+def release():
+    """This script as it runs: its VERSION and the sha256 of its file, which a user compares with
+    the digest the platform publishes (--version; kept in saved.json); none read from stdin."""
+    path = globals().get("__file__", "<stdin>")  # <stdin> where the script came on standard input
+    try:
+        raw = None if path.startswith("<") else read_file(os.path.abspath(path), None, 1 << 22)
+    except Unreadable:  # its file gone or unreadable since it started
+        raw = None
+    return {"version": Running.version, "sha256": raw and hashlib.sha256(raw).hexdigest()}
 
 
 def folder_left_out(argv, record):
@@ -2668,7 +2788,8 @@ def start(main):
             raise OSError(errno.EBADF, "it is closed")
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # no thread waited for
+    except KeyboardInterrupt:  # no thread waited for: none writes once STOPPED is set
+        STOPPED.set()
         for part in list(PARTS):
             discard(part)
         progress("")

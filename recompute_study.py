@@ -3,7 +3,7 @@
 # requires-python = ">=3.9"
 # dependencies = []
 # ///
-"""Recompute a daishi.ai study page's reading from the study's own files (study.md).
+r"""Recompute a daishi.ai study page's reading from the study's own files (study.md).
 
     python3 recompute_study.py https://daishi.ai/u/<handle>/studies/<id>   # online
     python3 recompute_study.py /u/<handle>/studies/<id> --base URL   # its path, from URL
@@ -23,39 +23,56 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2161), in the shared block, through
-  Network.request (line 2206), Network.exchange (line 2238), Network.connection (line 2268) and
-  ask (line 2297): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2222), in the shared block, through
+  Network.request (line 2267), Network.exchange (line 2299), Network.connection (line 2329) and
+  ask (line 2358): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2407)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2496)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2455) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2407) the proxy variables; Network.connection (line 2268) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2016) and
-  Help (line 2706) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2639) makes DIR's parent
+- The environment read: settings (line 2549) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2496) the proxy variables; Network.connection (line 2329) opens connections:
+  socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
+  bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
+  terminal_width (line 2065) and Help (line 2844) the terminal's size (COLUMNS, LINES).
+- Written, made, renamed or removed, only under --save: new_copy (line 2744) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
-  .NAME.part-* beside DIR (tempfile.mkdtemp; under --matches one inside it beside each match's
-  folder, from the thread that gathers it); keep (line 2663) writes the files and saved.json
-  into such a folder, makes the copy's name as an empty folder (os.mkdir: refused where that
-  name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
-  the rename fails): each match's copy, then the study's; discard (line 2657) removes a new
-  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2721) points a closed
-  stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130) and a
-  closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2481), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2508), every file
-  checked against saved.json); with --matches, load_recompute (line 1768) runs recompute.py from
-  this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose folder_names
-  lists a match copy's folder.
+  .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one
+  inside it beside each match's folder, from the thread that gathers it), named for removal
+  before it exists; keep (line 2794) writes into such a folder, each write through writing
+  (line 1) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
+  (written (line 2772), open "xb") and saved.json last, then placed (line 2777) makes the copy's
+  name as an empty folder (os.mkdir: refused where that name is taken) and renames the new
+  folder onto it (os.rename; os.rmdir of the empty one where it fails): each match's copy, then
+  the study's; discard (line 2787) removes a new folder whose copy is not placed (shutil.rmtree).
+  Besides, start (line 2873) puts back Python's own Ctrl-C handler (signal.signal), makes both
+  streams write what they cannot encode escaped, points a closed stdout at os.devnull (os.open,
+  dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being written removed
+  first, none begun after) and a closed pipe (141); while the script loads, a SIGINT handler
+  (near the top) writes "interrupted" and ends it by os._exit(130). _records (line 1255) sets the
+  csv module's field size limit for the process (csv.field_size_limit).
+- Read, only the files named on the command line and inside them: read_file (line 2575), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2602), every file
+  checked against saved.json); release (line 2855) reads this script's own file for its sha256.
+  With --matches, load_recompute (line 1789) reads recompute.py from this script's folder once,
+  runs it only where its VERSION is this script's and its shared block this script's byte for
+  byte (compiled from the bytes checked: no __pycache__ read or written; what it prints as it
+  loads not shown), and names it with its sha256; its folder_names lists a match copy's folder.
+- The trust surface, in a minute: every line able to touch the machine (the network, files and
+  folders, the environment, signals, descriptors, the exit, code loaded) is shown by
+    grep -nE -e 'os[.][a-z_]+[(]|open[(]|shutil|signal|socket|ssl[.]|select[.]|http[.]client' \
+      -e 'urllib[.]req|os[.]environ|exec[(]|isdir|isfile|lexists|realpath|__file__|sys[.]exit' \
+      -e 'conn[.]|sys[.]std[a-z]+ =|field_size_limit|reconfigure' recompute_study.py
+  and each stands in the shared block, in the lines before "--- constants", or in one of:
+  load_recompute (line 1789) and _records (line 1255) (above), run (line 1858), match_result (line 1084)
+  and saved_study (line 1683): whether a name is a folder (os.path's isdir, lexists), nothing read
+  from a file, nothing written.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
@@ -68,8 +85,8 @@ if sys.version_info < (3, 9):  # first, before anything an older Python lacks
     sys.exit(2)
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, base64, csv, errno, hashlib, http.client, importlib.util, io, itertools, json, math
-import operator, re, shutil, socket, ssl, stat, tempfile, threading, time
+import argparse, base64, csv, errno, hashlib, http.client, io, itertools, json, math
+import operator, re, select, shutil, socket, ssl, stat, textwrap, threading, time
 import urllib.parse, urllib.request, zlib
 from array import array
 from collections import Counter, deque
@@ -1609,7 +1626,10 @@ class Gather:
                 "with --%s FILE" % (name, option)
             )
         else:
-            self.used[name] = "served " + self.origin + path
+            proxy = through(self.origin)
+            self.used[name] = (
+                "served " + self.origin + path + (" through " + proxy if proxy else "")
+            )
             try:
                 body = self.args.net.get(self.origin + path, name, self.args.named)
             except Unreadable as err:
@@ -1762,25 +1782,49 @@ def parse_arguments(argv):
         parser.error("--jobs takes a number from 1 to 16, got %s" % _shown_field(args.jobs))
     args.jobs = int(args.jobs or 4)
     args.base, args.named, args.net = settings(args.base, paced=True)
+    args.address = args.net.taken(args.address)
     return args
 
 
 def load_recompute():
-    """recompute.py from this script's own folder, nothing on sys.path searched, nothing written
-    beside it (no __pycache__): --matches only."""
+    """recompute.py from this script's own folder, run only where it is this release's: its
+    VERSION this script's and its shared block this script's byte for byte. Its bytes are read
+    once and compiled as read (no __pycache__ read or written, nothing on sys.path searched);
+    what it prints as it loads is not shown. --matches only."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recompute.py")
+    fix = "put this release's recompute.py beside this script (curl -sO %s/recompute.py)"
     if not os.path.isfile(path):
         raise Usage(
-            "--matches audits each match with recompute.py, and there is none beside this "
-            "script in %s: put it there (curl -sO https://daishi.ai/recompute.py)"
-            % os.path.dirname(path)
+            "--matches audits each match with recompute.py, and %s is not there: %s"
+            % (path, fix % DEFAULT_BASE)
         )
-    spec = importlib.util.spec_from_file_location("recompute", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.dont_write_bytecode = True  # the run writes nothing beside the scripts
-    spec.loader.exec_module(module)
+    raw, own = (read_file(name, None, 1 << 22) for name in (path, os.path.abspath(__file__)))
+    version = re.search(rb'^VERSION = "([0-9.]{1,20})"$', raw, re.M)
+    version = version.group(1).decode() if version else "of no VERSION"
+    same = shared_block(raw) == shared_block(own)
+    if version != VERSION or not same:
+        raise Unreadable(
+            "%s is recompute.py %s, its shared block %s this script's (%s %s): %s"
+            % (path, version, "the same as" if same else "not", SCRIPT, VERSION, fix % DEFAULT_BASE)
+        )
+    module, shown = type(sys)("recompute"), sys.stdout
+    module.__file__ = path
+    try:
+        sys.stdout = io.StringIO()  # what it prints as it loads: not shown
+        exec(compile(raw, path, "exec"), vars(module))
+    except Exception as err:
+        raise Unreadable("%s cannot be run (%s: %s)" % (path, type(err).__name__, err))
+    finally:
+        sys.stdout = shown
     vars(module).update((name, globals()[name]) for name in SHARED)  # one shared block: this one
+    module.release = {"version": version, "sha256": hashlib.sha256(raw).hexdigest()}
     return module
+
+
+def shared_block(raw):
+    """The text from the shared block's first line to its last."""
+    begin, end = (b"# " + b"=" * 68 + b" the shared block" + tail for tail in (b"\n", b"'s end\n"))
+    return raw[raw.find(begin) : raw.find(end)] if begin in raw and end in raw else None
 
 
 def audit_all(rc, groups, study):
@@ -1842,6 +1886,8 @@ def run(args):
 def audit_study(args, rc, folder, copy, old, origin, handle, study_id, address, staged):
     """Gather, read, recompute, keep, report: the study, and with --matches each match."""
     gather = Gather(args, origin, copy and copy[1])
+    if rc is not None:  # the recompute.py that audits the matches, as the user can check it
+        gather.used["recompute.py"] = "%(version)s, sha256 %(sha256)s" % rc.release
     trials, seats, reading, rho = read_study(gather, handle, study_id)
     terms, result = recompute_reading(study_id, trials, seats, reading, rho)
     count, changes = (
@@ -1860,6 +1906,7 @@ def audit_study(args, rc, folder, copy, old, origin, handle, study_id, address, 
     result.waited = args.net.waited
     if staged:
         about = {"kind": "study", "id": study_id, "address": address, "rubric": None}
+        about.update(scripts={"recompute.py": rc.release} if rc else {})
         keep(staged, gather.files, about, args.save)
         gather.used["kept in"] = _shown(args.save)
     sames = [f["same"] for f in result.figures]  # None: not recomputed (exit 2)
@@ -1975,8 +2022,10 @@ SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, ru
 # Escaped in any text shown: C0 and C1 controls, DEL, the bidi marks, embeddings, overrides and
 # isolates, the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]*@")  # user:password@ in an address: never shown
+CREDENTIALS = re.compile(r"(?<=://)[^/?#\s]*@")  # user:password@ in an address: never shown
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
+WRITING = threading.RLock()  # held to add, write into or remove one of PARTS
+STOPPED = threading.Event()  # set on Ctrl-C: no folder is begun or written after it
 
 
 class Running:
@@ -2157,6 +2206,18 @@ class Network:
         self.agent, self.timeout, self.patience, self.paced = agent, timeout, patience, paced
         self.lock, self.waited, self.resume, self.due = threading.Lock(), 0.0, 0.0, 0.0
         self.local, self.context = threading.local(), None  # .pool: this thread's connections
+        self.secrets = {}  # a server's user:password, as its address held it: sent, never shown
+
+    def taken(self, address):
+        """The address with its credentials taken out (everything between // and the last @ of
+        its authority, whatever characters they hold) and kept here, to send as Authorization
+        to that server; the address shown and kept says ***@ in their place."""
+        parts = re.match(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@([^/?#@]*)(.*)", address, re.S)
+        if parts is None:
+            return address
+        scheme, user, host, rest = parts.groups()
+        self.secrets[host] = user
+        return scheme + "***@" + host + rest
 
     def get(self, url, what, named):
         """The one function that sends requests: the body of a 200 answer to GET url; `what`
@@ -2271,10 +2332,10 @@ class Network:
         ask it for and the headers to send: User-Agent, Accept-Encoding (gzip), Authorization
         where the address holds user:password@, and through an http:// proxy whose address holds
         one, Proxy-Authorization (for https, sent in the CONNECT only)."""
-        user, _, host = parts.netloc.rpartition("@")
+        host = host_of(parts)
         headers = {"User-Agent": self.agent, "Accept-Encoding": "gzip"}
-        if user:
-            headers["Authorization"] = basic(user)
+        if host in self.secrets:
+            headers["Authorization"] = basic(self.secrets[host])
         pool = vars(self.local).setdefault("pool", {})
         if (parts.scheme, host) not in pool:
             proxy = proxy_for(parts)[0]
@@ -2295,9 +2356,16 @@ class Network:
 
 
 def ask(conn, target, headers, deadline):
-    """GET target on conn, its answer's head read, within the deadline; a kept-alive connection
-    the server has closed since its last answer is opened again, once, silently."""
-    conn.response_class = lambda sock, **how: http.client.HTTPResponse(Timed(sock, deadline), **how)
+    """GET target on conn, the head of its final answer read (1xx interim answers passed over),
+    within the deadline. A kept connection with a byte already waiting on it (more after its last
+    answer, or the server's close) is not clean: closed and opened anew, those bytes never read
+    as an answer; one the server closes as it is asked is opened again, once, silently."""
+    conn.response_class = lambda sock, **how: Answer(Timed(sock, deadline), **how)
+    sock = conn.sock
+    if sock and (
+        isinstance(sock, ssl.SSLSocket) and sock.pending() or select.select([sock], [], [], 0)[0]
+    ):
+        conn.close()
     for again in (True, False):
         kept = conn.sock is not None
         conn.timeout = max(deadline - time.monotonic(), 0.001)  # to connect, and then to send
@@ -2310,6 +2378,18 @@ def ask(conn, target, headers, deadline):
             conn.close()
             if not (kept and again):
                 raise
+
+
+class Answer(http.client.HTTPResponse):
+    """An answer whose interim heads (1xx: 103 Early Hints and the like, never 101) are read and
+    passed over: the final answer's head is the one read."""
+
+    def _read_status(self):
+        status = super()._read_status()
+        while 101 < status[1] < 200:
+            http.client.parse_headers(self.fp)
+            status = super()._read_status()
+        return status
 
 
 class Timed(io.RawIOBase):
@@ -2395,9 +2475,18 @@ def decoded(answer, url, cap):
 
 def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
-    parts = urllib.parse.urlsplit(url)
-    through = ", through " + proxy_for(parts)[1] if proxy_for(parts)[1] else ""
-    return "%s (named by %s%s)" % (host_of(parts), named, through)
+    proxy = through(url)
+    return "%s (named by %s%s)" % (
+        host_of(urllib.parse.urlsplit(url)),
+        named,
+        ", through " + proxy if proxy else "",
+    )
+
+
+def through(url):
+    """The proxy the environment names for url, as an error names it, or None: over http:// what
+    it passes on could be changed, so a record read through one says so."""
+    return proxy_for(urllib.parse.urlsplit(url))[1]
 
 
 def host_of(parts):
@@ -2412,7 +2501,12 @@ def proxy_for(parts):
         return None, None
     names = (parts.scheme + "_proxy", parts.scheme.upper() + "_PROXY")
     variable = next((name for name in names if os.environ.get(name)), "the system's settings")
-    proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    try:
+        proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+        if not proxy.hostname or proxy.port == 0:
+            raise ValueError("no server named")
+    except ValueError as err:  # a port that is no number included
+        raise Usage("%s is not a proxy's address (%s)" % (variable, err))
     return proxy, "the proxy %s (named by %s)" % (host_of(proxy), variable)
 
 
@@ -2455,15 +2549,6 @@ def failure_text(code, body, fallback, kind):
 def settings(option, paced=False):
     """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
     platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
-    env = os.environ.get("DAISHI_BASE")
-    named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
-    base = (option if option is not None else env or DEFAULT_BASE).strip()
-    parts = urllib.parse.urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
-        raise Usage(
-            "%s must be an http:// or https:// address, got %s"
-            % (named, one_line(json.dumps(base), 60))
-        )
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2473,8 +2558,17 @@ def settings(option, paced=False):
         if not 0 < value <= 86400:
             raise Usage("$%s must be a number of seconds above 0, a day (86400) at most" % name)
         seconds.append(value)
-    agent = "%s/%s" % (Running.script, Running.version)
-    return base.rstrip("/"), named, Network(agent, *seconds, paced=paced)
+    net = Network("%s/%s" % (Running.script, Running.version), *seconds, paced=paced)
+    env = os.environ.get("DAISHI_BASE")
+    named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
+    base = net.taken((option if option is not None else env or DEFAULT_BASE).strip())
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
+        raise Usage(
+            "%s must be an http:// or https:// address, got %s"
+            % (named, one_line(json.dumps(base), 60))
+        )
+    return base.rstrip("/"), named, net
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2533,6 +2627,17 @@ def read_copy(folder, kind, names):
         error.about, error.faults = about, listed(faults, count)
         raise error
     return about, files
+
+
+def saved_line(about):
+    """The line that names a verified copy: what it is, where from (and through), when saved."""
+    proxy = about.get("proxy")
+    return "saved copy of %s from %s%s, saved %s, every file verified" % (
+        one_line(about["id"]),
+        one_line(about["address"]),
+        " through " + one_line(proxy) if isinstance(proxy, str) else "",
+        one_line(about["savedAt"]),
+    )
 
 
 def file_fault(folder, about, form, listing, files):
@@ -2645,19 +2750,45 @@ def new_copy(folder):
             "--save; to audit a copy kept there, name the folder alone" % folder
         )
     parent = os.path.dirname(os.path.abspath(folder))
+    staged = os.path.join(parent, ".%s.part-%s" % (os.path.basename(folder), os.urandom(6).hex()))
+    PARTS.add(staged)  # named before it exists: a Ctrl-C at any moment finds it
     try:
-        os.makedirs(parent, exist_ok=True)
-        staged = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(folder) + ".part-")
+        writing(staged, os.makedirs, parent, exist_ok=True)
+        writing(staged, os.mkdir, staged, 0o700)
     except OSError as err:
         raise Unreadable("--save: cannot write %s (%s)" % (folder, err.strerror or err))
-    PARTS.add(staged)
     return staged
+
+
+def writing(staged, action, *args, **how):
+    """action(*args) on the folder new_copy made, under the lock that Ctrl-C takes to remove
+    it: refused once it is removed, so no thread writes it, or makes it again, after."""
+    with WRITING:
+        if STOPPED.is_set() or staged not in PARTS:
+            raise Unreadable("--save: interrupted")
+        return action(*args, **how)
+
+
+def written(path, body):
+    with open(path, "xb") as out:
+        out.write(body)
+
+
+def placed(staged, folder):
+    """The folder new_copy made renamed to `folder` in one step, or nothing placed."""
+    os.mkdir(folder)  # the name taken for this copy, or refused where another has it
+    try:
+        os.rename(staged, folder)  # onto that empty folder: refused where it holds anything
+    except OSError:
+        quietly(os.rmdir, folder)
+        raise
 
 
 def discard(staged):
     """A folder new_copy made and nothing placed: removed, whatever it holds."""
-    PARTS.discard(staged)
-    shutil.rmtree(staged, ignore_errors=True)
+    with WRITING:
+        PARTS.discard(staged)
+        shutil.rmtree(staged, ignore_errors=True)
 
 
 def keep(staged, files, about, folder):
@@ -2666,29 +2797,23 @@ def keep(staged, files, about, folder):
     sha256), then the folder renamed to `folder` in one step: a copy is whole or absent, two
     saves of one record cannot mix (the second finds the name taken), no link is written
     through."""
+    about = dict(
+        about,
+        address=CREDENTIALS.sub("***@", about["address"]),
+        savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        proxy=through(about["address"]),
+        script=Running.script,
+        version=Running.version,
+        scripts=dict(about.get("scripts", {}), **{Running.script: release()}),
+        sha256={name: hashlib.sha256(body).hexdigest() for name, body in files.items()},
+    )
+    saved = (json.dumps(about, indent=1) + "\n").encode("ascii")
     try:
-        for name, body in files.items():
+        for name, body in [*files.items(), (SAVED, saved)]:  # saved.json last
             path = os.path.join(staged, *name.split("/"))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "xb") as out:
-                out.write(body)
-        digests = {name: hashlib.sha256(body).hexdigest() for name, body in files.items()}
-        about = dict(
-            about,
-            address=CREDENTIALS.sub("***@", about["address"]),
-            savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            script=Running.script,
-            version=Running.version,
-            sha256=digests,
-        )
-        with open(os.path.join(staged, SAVED), "x", encoding="ascii") as out:
-            out.write(json.dumps(about, indent=1) + "\n")
-        os.mkdir(folder)  # the name taken for this copy, or refused where another has it
-        try:
-            os.rename(staged, folder)  # onto that empty folder: refused where it holds anything
-        except OSError:
-            quietly(os.rmdir, folder)
-            raise
+            writing(staged, os.makedirs, os.path.dirname(path), exist_ok=True)
+            writing(staged, written, path, body)
+        writing(staged, placed, staged, folder)
     except OSError as err:
         raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
     finally:
@@ -2697,18 +2822,45 @@ def keep(staged, files, about, folder):
 
 # ------------------------------------------------------------------ the command
 class Parser(argparse.ArgumentParser):
-    """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen."""
+    """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen;
+    --version names the script, its version and its file's sha256."""
+
+    def __init__(self, *args, **how):
+        super().__init__(*args, **how)
+        version, digest = release().values()
+        digest = digest or "not known: the script was not read from a file"
+        about = "%s %s\n\nsha256 %s" % (Running.script, version, digest)
+        self.add_argument(
+            "--version",
+            action="version",
+            version=about,
+            help="show the version and the sha256 of this file, to compare with the one published",
+        )
 
     def error(self, message):
         raise Usage(message)
 
 
 class Help(argparse.HelpFormatter):
-    """--help as wide as the terminal (COLUMNS): each paragraph of a text filled to its width."""
+    """--help as wide as the terminal (COLUMNS): each paragraph of a text filled to its width, a
+    word longer than the width (an address, a digest) kept whole."""
 
     def _fill_text(self, text, width, indent):
-        fill = super()._fill_text
-        return "\n\n".join(fill(part, width, indent) for part in text.split("\n\n"))
+        return "\n\n".join(
+            textwrap.fill(" ".join(part.split()), width, break_long_words=False)
+            for part in text.split("\n\n")
+        )
+
+
+def release():
+    """This script as it runs: its VERSION and the sha256 of its file, which a user compares with
+    the digest the platform publishes (--version; kept in saved.json); none read from stdin."""
+    path = globals().get("__file__", "<stdin>")  # <stdin> where the script came on standard input
+    try:
+        raw = None if path.startswith("<") else read_file(os.path.abspath(path), None, 1 << 22)
+    except Unreadable:  # its file gone or unreadable since it started
+        raw = None
+    return {"version": Running.version, "sha256": raw and hashlib.sha256(raw).hexdigest()}
 
 
 def folder_left_out(argv, record):
@@ -2730,7 +2882,8 @@ def start(main):
             raise OSError(errno.EBADF, "it is closed")
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # no thread waited for
+    except KeyboardInterrupt:  # no thread waited for: none writes once STOPPED is set
+        STOPPED.set()
         for part in list(PARTS):
             discard(part)
         progress("")

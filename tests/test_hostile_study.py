@@ -1465,7 +1465,6 @@ BAD_ADDRESSES = [
     "{o}/u/kim/studies/s_eee65f53/..", "{o}/u/%2e%2e/kim/studies/s_eee65f53", "{o}/u/kim%2fstudies/studies/s_eee65f53",
     "{o}/u/kim/studies/s_eee65f53%2f..%2f..", "{o}/u/kim/studies/s_eee65f53%00", "{o}/u/kim/studies/s_eee65f53 ?x",
     "{o}/u/kim/studies/s_eee65f53//", "{o}/u/kim/studies/s_eee65f53/x?y",
-    "http://user@@{h}/u/kim/studies/s_eee65f53",
     "{o}/u/kim/studies/s_eee65f53/trials.csv",
     "{o}/./u/kim/studies/s_eee65f53", "{o}//u/kim/studies/s_eee65f53", "{o}/u/kim//studies/s_eee65f53",
     "{o}/u/kim/studies/s_eee65f53;x", "{o}\\u\\kim\\studies\\s_eee65f53",

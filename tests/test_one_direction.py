@@ -122,7 +122,7 @@ def test_the_guide_names_every_place_that_sends_writes_reads_or_reads_the_enviro
 def test_the_scan_finds_what_it_looks_for():
     """The scan above would see a write, a request or an environment read added anywhere."""
     found = touches("recompute.py")
-    assert ("Written", "keep", "os.rename") in found and ("Sent", "ask", "conn.request") in found
+    assert ("Written", "placed", "os.rename") in found and ("Sent", "ask", "conn.request") in found
     assert ("The environment read", "settings", "os.environ.get") in found
     assert ("Read", "read_file", "os.open") in found and ("Written", "start", "os.dup2") in found
 
@@ -410,3 +410,56 @@ def test_keep_refuses_a_folder_made_while_it_writes(tmp_path, monkeypatch, name)
         script.keep(staged, {"report.json": b"{}"}, {"kind": "match", "address": "x"}, str(target))
     assert "--save: cannot keep" in str(refused.value) and "exists" in str(refused.value)
     assert os.listdir(target) == [] and os.listdir(target.parent) == [target.name]
+
+
+# ---------------------------------------------------------------- the trust surface, by one grep
+
+MACHINE = set().union(*TOUCHES.values()) | {
+    "os.urandom", "os.fstat", "os._exit", "exec", "select.select", "signal.signal", "csv.field_size_limit",
+    "shutil.rmtree", "os.path.isdir", "os.path.isfile", "os.path.lexists", "os.path.realpath", "isdir",
+    "lexists"}
+
+
+def trust_surface(script):
+    """(the guide's grep pattern, the names of the functions it lists outside the shared block)."""
+    src = (REPO / script).read_text("utf-8")
+    command = re.search(r"\n    (grep -nE .*? %s)\n" % re.escape(script), src, re.S).group(1)
+    pattern = "|".join(re.findall(r"-e '([^']*)'", command))
+    listed = src[src.index(command):].split("in one of:", 1)[1].split(":", 1)[0]
+    return re.compile(pattern.replace("[[]", r"\[")), set(re.findall(r"([A-Za-z_]+) \(line \d+\)", listed))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_guides_grep_shows_every_call_that_touches_the_machine(script):
+    """Each call of the scan's list (requests, files and folders, the environment, signals,
+    descriptors, the exit, code run) stands on a line the guide's grep shows."""
+    src = (REPO / script).read_text("utf-8")
+    lines = src.splitlines()
+    pattern, _ = trust_surface(script)
+    missed = []
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in MACHINE | {"open", "os.open", "os.fdopen"}:
+            if not pattern.search(lines[node.lineno - 1]):
+                missed.append((node.lineno, ast.unparse(node.func)))
+    assert missed == []
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_line_the_grep_shows_is_in_the_shared_block_or_in_the_guides_list(script):
+    """What the grep shows outside the guide itself, the lines that start the script and the
+    shared block stands in a function the guide's short list names (with its line, held true
+    above)."""
+    src = (REPO / script).read_text("utf-8")
+    lines = src.splitlines()
+    pattern, listed = trust_surface(script)
+    tree = ast.parse(src)
+    start = next(i for i, line in enumerate(lines, 1) if line.startswith("# --- constants"))
+    begin, end = (lines.index(marker.rstrip("\n")) + 1 for marker in (BEGIN, END))
+    owner = {}
+    for node in tree.body:
+        for n in range(node.lineno, node.end_lineno + 1):
+            owner[n] = getattr(node, "name", None)
+    outside = [(n, owner.get(n)) for n, line in enumerate(lines, 1) if pattern.search(line)
+               and tree.body[0].end_lineno < n and not n < start and not begin <= n <= end]
+    assert outside and {name for _, name in outside} <= listed, sorted(
+        (n, name) for n, name in outside if name not in listed)

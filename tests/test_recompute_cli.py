@@ -119,7 +119,8 @@ def test_offline_folder_and_save(fixtures_platform, tmp_path):
         assert (saved / name).read_bytes() == (FIXTURES / "api/matches" / EXPLAINED / name).read_bytes()
     about = json.loads((saved / "saved.json").read_text())
     assert about["address"] == "%s/api/matches/%s" % (fixtures_platform.url, EXPLAINED)
-    assert sorted(about) == ["address", "id", "kind", "rubric", "savedAt", "script", "sha256", "version"]
+    assert sorted(about) == ["address", "id", "kind", "proxy", "rubric", "savedAt", "script", "scripts", "sha256",
+                             "version"]
     assert (about["kind"], about["id"], about["script"]) == ("match", EXPLAINED, "recompute.py")
     offline = run_script("recompute.py", str(saved))
     assert offline.returncode == 0, offline.stderr

@@ -15,7 +15,7 @@ CLEAN = "m_b0bc344f1eac"
 STUDY = "/u/linked-lab/studies/s_9f54f5e8"
 M1 = "m_4be7ac37a1d7"
 KIM = "/u/kim/studies/s_eee65f53"
-SCHEMA = ["address", "id", "kind", "rubric", "savedAt", "script", "sha256", "version"]
+SCHEMA = ["address", "id", "kind", "proxy", "rubric", "savedAt", "script", "scripts", "sha256", "version"]
 MAX_RSS_MB = 256
 
 
