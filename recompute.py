@@ -61,7 +61,8 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'urllib[.]req|os[.]environ|exec[(]|isdir|isfile|lexists|realpath|__file__|sys[.]exit' \
       -e 'conn[.]|sys[.]std[a-z]+ =|field_size_limit|reconfigure' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1548), folder_names (line 1569), folder_holds (line 1577), against_copy (line 1653), sources_for (line 1753), saved_source (line 1800),
+  saved_match (line 1548), folder_names (line 1569), folder_holds (line 1577),
+  against_copy (line 1653), sources_for (line 1753), saved_source (line 1800),
   saved_folders (line 1806) and not_a_target (line 1829): whether a name is a folder or a file
   (os.path's isdir, lexists, realpath), nothing read from a file, nothing written.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;

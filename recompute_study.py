@@ -70,9 +70,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'urllib[.]req|os[.]environ|exec[(]|isdir|isfile|lexists|realpath|__file__|sys[.]exit' \
       -e 'conn[.]|sys[.]std[a-z]+ =|field_size_limit|reconfigure' recompute_study.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1789) and _records (line 1255) (above), run (line 1858), match_result (line 1084)
-  and saved_study (line 1683): whether a name is a folder (os.path's isdir, lexists), nothing read
-  from a file, nothing written.
+  load_recompute (line 1789) and _records (line 1255) (above), run (line 1858),
+  match_result (line 1084) and saved_study (line 1683): whether a name is a folder (os.path's
+  isdir, lexists), nothing read from a file, nothing written.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
