@@ -20,51 +20,55 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2129), in the shared block, through
-  Network.request (line 2174), Network.exchange (line 2206), Network.connection (line 2236) and
-  ask (line 2265): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2133), in the shared block, through
+  Network.request (line 2178), Network.exchange (line 2210), Network.connection (line 2240) and
+  ask (line 2269): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2403)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2407)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2456) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2403) the proxy variables; Network.connection (line 2236) opens connections:
+- The environment read: settings (line 2460) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2407) the proxy variables; Network.connection (line 2240) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 1972) and Help (line 2751) the terminal's size (COLUMNS, LINES).
-- Written, made, renamed or removed, only under --save: new_copy (line 2651) makes DIR
+  terminal_width (line 1976) and Help (line 2755) the terminal's size (COLUMNS, LINES).
+- Written, made, renamed or removed, only under --save: new_copy (line 2655) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits>
-  (os.mkdir; os.urandom names it), named for removal before it exists; keep (line 2701) writes
-  into it, each write through writing (line 2670) under the lock that Ctrl-C takes: export/ and
-  report/ (os.makedirs), the files (written (line 2679), open "xb") and saved.json last, then
-  placed (line 2684) makes DIR/<match id> empty (os.mkdir: refused where that name is taken) and
+  (os.mkdir; os.urandom names it), named for removal before it exists; keep (line 2705) writes
+  into it, each write through writing (line 2674) under the lock that Ctrl-C takes: export/ and
+  report/ (os.makedirs), the files (written (line 2683), open "xb") and saved.json last, then
+  placed (line 2688) makes DIR/<match id> empty (os.mkdir: refused where that name is taken) and
   renames the new folder onto it (os.rename; os.rmdir of that empty one where it fails);
-  discard (line 2694) removes the new folder where the copy is not placed (shutil.rmtree).
-  Besides, start (line 2780) puts back Python's own Ctrl-C handler (signal.signal), makes both
-  streams write what they cannot encode escaped, points a closed stdout at os.devnull (os.open,
-  dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being written removed
-  first, none begun after) and a closed pipe (141); while the script loads, a SIGINT handler
-  (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2482), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2509), every file
-  checked against saved.json; a folder laid out as the platform serves it, with no saved.json,
-  is read unverified, and its audit's first line says so); folder_names (line 1570), the one that
-  lists a folder's names; release (line 2762) reads this script's own file for its sha256.
+  discard (line 2698) removes the new folder where the copy is not placed (shutil.rmtree).
+  Besides, start (line 2784) puts back Python's own Ctrl-C handler (signal.signal), makes both
+  streams write what they cannot encode escaped, points stdout at os.devnull where writing it
+  fails (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being
+  written removed first, none begun after) and a closed pipe (141); while the script loads, a
+  SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
+- Read, only the files named on the command line and inside them: read_file (line 2486), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2513), every file
+  checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
+  read unverified, and its audit's first line says so); folder_names (line 1574), the one that
+  lists a folder's names; release (line 2766) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
-    grep -nE -e 'os[.][a-z_]+[(]|open[(]|shutil|signal|socket|ssl[.]|select[.]|http[.]client' \
-      -e 'urllib[.]req|os[.]environ|exec[(]|isdir|isfile|lexists|realpath|__file__|sys[.]exit' \
-      -e 'conn[.]|sys[.]std[a-z]+ =|field_size_limit|reconfigure' recompute.py
+    grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
+      -e 'os[.](environ|urandom)|open[(]|shutil|signal|socket|ssl[.]|select[.]|sock[.]|readinto' \
+      -e 'http[.]client|urllib[.]req|conn[.]|exec[(]|isdir|isfile|lexists|realpath|isatty' \
+      -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
+      -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1549), folder_names (line 1570), folder_holds (line 1578),
-  against_copy (line 1654), sources_for (line 1754), saved_source (line 1801),
-  saved_folders (line 1807) and not_a_target (line 1830): whether a name is a folder or a file
-  (os.path's isdir, lexists, realpath), nothing read from a file, nothing written.
+  saved_match (line 1553), folder_names (line 1574), folder_holds (line 1582),
+  against_copy (line 1658), sources_for (line 1758), saved_source (line 1805),
+  saved_folders (line 1811), not_a_target (line 1834), download (line 1501) and save (line 1748):
+  whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
+  shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
+  nothing else.
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
   download, saved_match, read_match, read_report, audit and print_audit.

@@ -23,56 +23,65 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2222), in the shared block, through
-  Network.request (line 2267), Network.exchange (line 2299), Network.connection (line 2329) and
-  ask (line 2358): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2236), in the shared block, through
+  Network.request (line 2281), Network.exchange (line 2313), Network.connection (line 2343) and
+  ask (line 2372): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2496)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2510)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2549) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2496) the proxy variables; Network.connection (line 2329) opens connections:
+- The environment read: settings (line 2563) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2510) the proxy variables; Network.connection (line 2343) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2065) and Help (line 2844) the terminal's size (COLUMNS, LINES).
-- Written, made, renamed or removed, only under --save: new_copy (line 2744) makes DIR's parent
+  terminal_width (line 2079) and Help (line 2858) the terminal's size (COLUMNS, LINES).
+- Written, made, renamed or removed, only under --save: new_copy (line 2758) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one
   inside it beside each match's folder, from the thread that gathers it), named for removal
-  before it exists; keep (line 2794) writes into such a folder, each write through writing
-  (line 1) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
-  (written (line 2772), open "xb") and saved.json last, then placed (line 2777) makes the copy's
+  before it exists; keep (line 2808) writes into such a folder, each write through
+  writing (line 2777) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
+  (written (line 2786), open "xb") and saved.json last, then placed (line 2791) makes the copy's
   name as an empty folder (os.mkdir: refused where that name is taken) and renames the new
   folder onto it (os.rename; os.rmdir of the empty one where it fails): each match's copy, then
-  the study's; discard (line 2787) removes a new folder whose copy is not placed (shutil.rmtree).
-  Besides, start (line 2873) puts back Python's own Ctrl-C handler (signal.signal), makes both
-  streams write what they cannot encode escaped, points a closed stdout at os.devnull (os.open,
-  dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being written removed
-  first, none begun after) and a closed pipe (141); while the script loads, a SIGINT handler
-  (near the top) writes "interrupted" and ends it by os._exit(130). _records (line 1255) sets the
-  csv module's field size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2575), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2602), every file
-  checked against saved.json); release (line 2855) reads this script's own file for its sha256.
-  With --matches, load_recompute (line 1789) reads recompute.py from this script's folder once,
-  runs it only where its VERSION is this script's and its shared block this script's byte for
-  byte (compiled from the bytes checked: no __pycache__ read or written; what it prints as it
-  loads not shown), and names it with its sha256; its folder_names lists a match copy's folder.
+  the study's; discard (line 2801) removes a new folder whose copy is not placed (shutil.rmtree).
+  Besides, start (line 2887) puts back Python's own Ctrl-C handler (signal.signal), makes both
+  streams write what they cannot encode escaped, points stdout at os.devnull where writing it
+  fails (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being
+  written removed first, none begun after) and a closed pipe (141); while the script loads, a
+  SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
+  _records (line 1264) sets the csv module's field size limit for the process
+  (csv.field_size_limit).
+- Read, only the files named on the command line and inside them: read_file (line 2589), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2616), every file
+  checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
+  --seats, --page or --recipe is read as given, unverified, and never kept by --save);
+  release (line 2869) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1803) reads recompute.py from this script's folder once (and this script's
+  own file, to compare), runs it only where its VERSION is this script's and its shared block this
+  script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
+  prints as it loads not shown), and names it with its sha256; its folder_names lists a match
+  copy's folder.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
-    grep -nE -e 'os[.][a-z_]+[(]|open[(]|shutil|signal|socket|ssl[.]|select[.]|http[.]client' \
-      -e 'urllib[.]req|os[.]environ|exec[(]|isdir|isfile|lexists|realpath|__file__|sys[.]exit' \
-      -e 'conn[.]|sys[.]std[a-z]+ =|field_size_limit|reconfigure' recompute_study.py
+    grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
+      -e 'os[.](environ|urandom)|open[(]|shutil|signal|socket|ssl[.]|select[.]|sock[.]|readinto' \
+      -e 'http[.]client|urllib[.]req|conn[.]|exec[(]|isdir|isfile|lexists|realpath|isatty' \
+      -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
+      -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1789) and _records (line 1255) (above), run (line 1858),
-  match_result (line 1084) and saved_study (line 1683): whether a name is a folder (os.path's
-  isdir, lexists), nothing read from a file, nothing written.
+  load_recompute (line 1803) and _records (line 1264) (above), run (line 1872),
+  match_result (line 1093), gather_match (line 1136), Gather (line 1615), audit_study (line 1900)
+  and saved_study (line 1692): whether a name is a folder (os.path's isdir, lexists), or a call of
+  the shared block's read_file, Network.get, new_copy and keep, or of recompute.py's saved_match
+  and download, nothing else. Under --matches, recompute.py's own functions run in this process
+  too (its shared block replaced by this one): its own guide and grep show what they touch.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
@@ -1776,6 +1785,11 @@ def parse_arguments(argv):
         parser.add_argument(flag, help=text, **kind)
     folder_left_out(argv, r"https?://|/u/")
     args = parser.parse_args(argv)
+    given = [o for o in ("trials", "seats", "page", "recipe") if getattr(args, o) is not None]
+    if args.save and given:  # a copy holds what the platform served, nothing of the user's
+        parser.error(
+            "--save keeps what is downloaded, and --%s is a file of yours: leave one out" % given[0]
+        )
     if args.jobs is not None and not args.matches:
         parser.error("--jobs goes with --matches")
     if (args.jobs or "4") not in map(str, range(1, 17)):

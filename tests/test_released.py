@@ -324,3 +324,16 @@ def test_ctrl_c_during_a_study_saved_end_to_end_leaves_no_folder(tmp_path, delay
         return
     assert child.returncode == 130 and err == b"interrupted\n", (child.returncode, err)
     assert left == [] and not (tmp_path / "s").exists(), left
+
+
+@pytest.mark.parametrize("option", ["--trials", "--seats", "--page", "--recipe"])
+def test_a_file_of_the_users_is_never_kept_as_what_the_platform_served(tmp_path, option):
+    """A copy --save writes says what the platform served; a file given by the user is refused
+    with --save, so a later audit can never call it verified from the study's address."""
+    given = tmp_path / "given"
+    given.write_text("trial,arm\n")
+    out = study(REPO / "recompute_study.py", "http://127.0.0.1:9" + "/u/kim/studies/s_eee65f53",
+                "--save", tmp_path / "s", option, given)
+    assert out.returncode == 2 and out.stdout == "" and not (tmp_path / "s").exists()
+    assert out.stderr == ("recompute_study.py: --save keeps what is downloaded, and %s is a file of "
+                          "yours: leave one out (see recompute_study.py --help)\n" % option)
