@@ -20,35 +20,36 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2099), in the shared block, through
-  Network.request (line 2144), Network.exchange (line 2176), Network.connection (line 2206) and
-  ask (line 2235): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2131), in the shared block, through
+  Network.request (line 2176), Network.exchange (line 2208), Network.connection (line 2238) and
+  ask (line 2267): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2345)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2377)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2393) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2345) the proxy variables; Network.connection (line 2206) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1954) and
-  Help (line 2644) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2577) makes DIR
+- The environment read: settings (line 2429) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2377) the proxy variables; Network.connection (line 2238) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1984) and
+  Help (line 2687) the terminal's width (COLUMNS); progress (line 2029)
+  TERM (dumb: the progress line without control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2620) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
-  keep (line 2601) writes the files and saved.json into it, makes DIR/<match id> empty
+  keep (line 2644) writes the files and saved.json into it, makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
-  (os.rmdir of that empty one where the rename fails); discard (line 2595) removes the new
-  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2659) points a
+  (os.rmdir of that empty one where the rename fails); discard (line 2638) removes the new
+  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2702) points a
   closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C
   (130) and a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2419), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2446), every file
-  checked against saved.json); folder_names (line 1556), the one that lists a folder's names
-  (for folder_holds, saved_folders and saved_match).
+- Read, only the files named on the command line and inside them: read_file (line 2462), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2489), every file
+  checked against saved.json); folder_names (line 1560), the one that lists a folder's names
+  (for folder_holds, saved_folders, saved_match and study_folder).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
   download, saved_match, read_match, read_report, audit and print_audit.
@@ -1411,7 +1412,8 @@ def match_verdict(results, failures, changes, batch):
 
 # ------------------------------------------------------------------ gather a match
 # A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
-# under --rubric V), playing.json (the platform's 409 while the match is still playing).
+# under --rubric V); and playing.json, the platform's 409 while the match is still playing, read
+# in a copy laid out as the platform serves it (--save keeps a match only once it is read).
 MATCH_FILE = r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json"
 ADDRESS = re.compile(
     r"(https?://[^/?#\s]+(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or ..
@@ -1420,6 +1422,7 @@ ADDRESS = re.compile(
 STUDY_ADDRESS = re.compile(
     r"(https?://\S+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?([?#]\S*)?\Z"
 )
+STUDY_FILES = ("trials.csv", "seats.csv")  # in a study's folder, which recompute_study.py reads
 
 
 class Match:
@@ -1439,7 +1442,8 @@ class Match:
         """(raw, the name an error gives it) of export page `number`."""
         if number == 1 and "playing.json" in self.files:
             raw, name = self.file("playing.json", "export page 1")
-            raise Unreadable(name + ": " + failure_text(409, raw, "", "match"))
+            kept = " (a 409 kept as a copy by an earlier version: move it aside)" * bool(self.about)
+            raise Unreadable(name + ": " + failure_text(409, raw, "", "match") + kept)
         name = "export/%d.json" % number
         if self.folder and self.about is None and name not in self.files:
             count = parse_json(self.files["export/1.json"], "export/1.json").get("pageCount")
@@ -1489,7 +1493,7 @@ def download(net, base, named, match_id, rubrics=(None,), tell=True, whole=False
     try:
         first = net.get(api + "/export?page=1", "export page 1", named)
     except Unreadable as err:
-        if getattr(err, "status", None) != 409:
+        if getattr(err, "status", None) != 409 or whole:  # a 409 is no record to keep
             raise
         return Match(match_id, {"playing.json": err.body}, api)
     match = Match(match_id, {"export/1.json": first}, api)
@@ -1566,7 +1570,7 @@ def folder_holds(path):
     names = set(folder_names(path))
     if names & {"export", "report.json", "report", "playing.json"}:
         return "match"
-    if names & {"trials.csv", "seats.csv"}:
+    if names & set(STUDY_FILES):
         return "study"
     if SAVED in names:
         return "match"  # a copy cut short: read, to say so
@@ -1643,14 +1647,17 @@ def against_copy(args):
     if folder is None:
         return
     if not lexists(folder):
-        raise Unreadable("--against %s: no such folder" % folder)
-    if not isdir(folder) or folder_holds(folder) != "match":
+        raise Usage("--against %s: no such folder" % folder)
+    kind = isdir(folder) and folder_holds(folder)
+    if kind == "study":
+        raise Usage("--against: " + study_folder(folder, text(folder)))
+    if kind != "match":
         raise Usage(
             "--against compares one match with one saved copy (a folder holding export/ "
             "and report.json): %s" % text(folder)
         )
     if not lexists(join(folder, SAVED)):  # nothing to check its files by
-        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % folder)
+        raise Usage("--against %s: no saved.json, so not a copy --save wrote" % folder)
     try:
         old = saved_match(folder)
     except Altered as err:
@@ -1691,6 +1698,7 @@ def audit_matches(args, old):
         if key in seen:
             continue
         seen.add(key)
+        kept = None
         try:
             match = gather()
             try:
@@ -1704,15 +1712,16 @@ def audit_matches(args, old):
                 result["kept"] = kept
             if old:
                 if old.match_id != result["matchId"]:
-                    return fail(
+                    raise Usage(
                         "--against: %s is a copy of %s, not of %s"
-                        % (args.against, old.match_id, result["matchId"]),
-                        args.json,
+                        % (args.against, old.match_id, result["matchId"])
                     )
                 count, changes = copy_changes(old.files, match.files)
                 result["exit"] = max(result["exit"], 1 if count else 0)
             results.append(result)
         except Unreadable as err:
+            if args.save and isinstance(key, tuple):  # a download: kept whole, or nothing kept
+                err = Unreadable("%s (%s)" % (err, "kept in " + kept if kept else "nothing kept"))
             failures.append(failure(label, err))
     for f in failures:
         say("recompute.py: " + f["error"])
@@ -1741,11 +1750,13 @@ def sources_for(target, args):
     address = ADDRESS.match(target)
     shown_as = text(target)  # as errors print it
     is_folder = isdir(target)
-    if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
+    if STUDY_ADDRESS.match(target):
         raise Usage(
             "%s is a study, not a match: audit it end to end with recompute_study.py %s --matches"
             % (shown_as, shown_as)
         )
+    if is_folder and folder_holds(target) == "study":
+        raise Usage(study_folder(target, shown_as))
     if is_folder and MATCH_ID.match(target):
         raise Usage(
             "%s names both a match and a folder here: give ./%s for the folder, or move it"
@@ -1767,12 +1778,14 @@ def sources_for(target, args):
             "give one or the other" % shown_as
         )
     base, mid, named = (
-        (*address.groups(), "the address") if address else (args.base, target, args.named)
+        (*address.groups(), "the address")
+        if address
+        else (base_of(args.base, args.named), target, args.named)
     )
     copy = join(args.save or "", mid)
     if args.save and lexists(copy):  # a whole copy kept earlier: read, not downloaded
         if not lexists(join(copy, SAVED)):
-            raise Unreadable(
+            raise Usage(
                 "--save: %s holds a copy with no saved.json, not whole: name another DIR "
                 "or move it aside" % copy
             )
@@ -1809,6 +1822,23 @@ def saved_folders(target, args):
         for path in paths
         if isdir(path) and (MATCH_ID.match(os.path.basename(path)) or folder_holds(path) == "match")
     ]
+
+
+def study_folder(folder, shown_as):
+    """What reads a study's folder: recompute_study.py, given the folder --save wrote (with
+    --matches where it holds the matches), else its files beside the study's address."""
+    names = folder_names(folder)
+    if SAVED in names:
+        return "%s is a study's copy, not a match: audit it with recompute_study.py %s%s" % (
+            shown_as,
+            shown_as,
+            " --matches" * any(map(MATCH_ID.match, names)),
+        )
+    files = ["--%s %s" % (n[:-4], text(join(folder, n))) for n in STUDY_FILES if n in names]
+    return (
+        "%s holds a study's files and no saved.json, not a match: audit them with "
+        "recompute_study.py <the study's address> %s" % (shown_as, " ".join(files))
+    )
 
 
 def not_a_target(target):
@@ -1997,8 +2027,10 @@ def say(line, begin="", end="\n", tty=False):
 
 
 def progress(line):
-    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
-    say(line, "\r", "\x1b[K", tty=True)
+    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing. A
+    dumb terminal (TERM=dumb) gets no control sequence: the line is padded with spaces instead."""
+    dumb = os.environ.get("TERM") == "dumb"
+    say(line.ljust(59) if dumb else line, "\r", "\r" if dumb else "\x1b[K", tty=True)
 
 
 def print_json(document):
@@ -2372,6 +2404,10 @@ def what_failed(err, answer, body, url, named):
         return "%s refuses to pass it on (407 %s)" % (proxy, answer.reason)
     busy = "the platform was busy (%s)" if answer.status in (429, 503) else "%s"
     where = "" if answer.status == 409 else " at %s" % url  # which address was wrong
+    if answer.status == 404 and "BASE" in named.upper() and re.search(r"\w/(api|u)/(.*/)?\1/", url):
+        where += (
+            " (%s names the server, and a mirror's prefix, that /api/... and /u/... follow)" % named
+        )
     kind = "match" if "/api/matches/" in url else "study"
     return busy % failure_text(answer.status, body, answer.reason, kind) + where
 
@@ -2392,16 +2428,11 @@ def failure_text(code, body, fallback, kind):
 
 def settings(option, paced=False):
     """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
-    platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
+    platform, checked by base_of where it is used; the Network's deadline and patience from
+    DAISHI_TIMEOUT and DAISHI_BUSY."""
     env = os.environ.get("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = (option if option is not None else env or DEFAULT_BASE).strip()
-    parts = urllib.parse.urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
-        raise Usage(
-            "%s must be an http:// or https:// address, got %s"
-            % (named, one_line(json.dumps(base), 60))
-        )
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2412,7 +2443,19 @@ def settings(option, paced=False):
             raise Usage("$%s must be a number of seconds above 0, a day (86400) at most" % name)
         seconds.append(value)
     agent = "%s/%s" % (Running.script, Running.version)
-    return base.rstrip("/"), named, Network(agent, *seconds, paced=paced)
+    return base, named, Network(agent, *seconds, paced=paced)
+
+
+def base_of(base, named):
+    """The base a match id or a study's path is read from, checked only then (an offline audit, or
+    an address naming its own server, reads none): an http:// or https:// address, no query."""
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
+        raise Usage(
+            "%s must be an http:// or https:// address, got %s"
+            % (named, one_line(json.dumps(base), 60))
+        )
+    return base.rstrip("/")
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2578,7 +2621,7 @@ def new_copy(folder):
     """A new folder beside `folder`, to keep a copy in before it is placed; refused where
     `folder` is there already."""
     if os.path.lexists(folder):
-        raise Unreadable(
+        raise Usage(
             "--save: %s is there already: to audit the platform now, name another DIR or leave out "
             "--save; to audit a copy kept there, name the folder alone" % folder
         )

@@ -23,39 +23,41 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2161), in the shared block, through
-  Network.request (line 2206), Network.exchange (line 2238), Network.connection (line 2268) and
-  ask (line 2297): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2188), in the shared block, through
+  Network.request (line 2233), Network.exchange (line 2265), Network.connection (line 2295) and
+  ask (line 2324): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2407)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2434)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2455) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2407) the proxy variables; Network.connection (line 2268) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2016) and
-  Help (line 2706) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2639) makes DIR's parent
+- The environment read: settings (line 2486) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2434) the proxy variables; Network.connection (line 2295) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2041) and
+  Help (line 2744) the terminal's width (COLUMNS); progress (line 2086)
+  TERM (dumb: the progress line without control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2677) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-* beside DIR (tempfile.mkdtemp; under --matches one inside it beside each match's
-  folder, from the thread that gathers it); keep (line 2663) writes the files and saved.json
+  folder, from the thread that gathers it); keep (line 2701) writes the files and saved.json
   into such a folder, makes the copy's name as an empty folder (os.mkdir: refused where that
   name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
-  the rename fails): each match's copy, then the study's; discard (line 2657) removes a new
-  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2721) points a closed
+  the rename fails): each match's copy, then the study's; discard (line 2695) removes a new
+  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2759) points a closed
   stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130) and a
   closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2481), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2508), every file
-  checked against saved.json); with --matches, load_recompute (line 1768) runs recompute.py from
+- Read, only the files named on the command line and inside them: read_file (line 2519), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2546), every file
+  checked against saved.json); with --matches, load_recompute (line 1793) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose folder_names
-  lists a match copy's folder.
+  lists a match copy's folder; folder_names (line 1672) lists a folder given as a saved study
+  (or to --against), to tell one that recompute.py reads.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
@@ -1575,10 +1577,17 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
             "--base names the server for a study's path (/u/<handle>/studies/<id>), and "
             "%s names its own: give one or the other" % _shown(path)
         )
-    match = STUDY_ADDRESS.fullmatch(path if own else base.rstrip("/") + path)
+    whole = path if own else base_of(base, named) + path
+    match = STUDY_ADDRESS.fullmatch(whole)
     if match is None or not 0 < int(match.group(2) or 1) < 65536:
         if own and (path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path):
             raise Unreadable("%s: no such folder" % _shown(address))
+        lower = re.sub("/u/.*", lambda found: found.group().lower(), path)
+        if lower != path and STUDY_ADDRESS.fullmatch(whole.replace(path, lower)):
+            raise Unreadable(
+                "%s is not a study address: its handle and id are lowercase (%s)"
+                % (_shown(path), _shown(lower))
+            )
         raise Unreadable(
             "not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
             "s_<8 hex digits>, its path /u/..., or a folder --save wrote)" % _shown(address)
@@ -1660,8 +1669,24 @@ def read_study(gather, handle, study_id):
     return trials, seats, reading, float(rho)
 
 
+def folder_names(path):
+    """The names in a folder, sorted; Unreadable where it cannot be listed."""
+    try:
+        return sorted(os.listdir(path))
+    except OSError as err:
+        raise Unreadable("%s: cannot read the folder (%s)" % (path, err.strerror or err))
+
+
 def saved_study(folder, option=""):
-    """A study copy --save wrote: (saved.json, its files), every file checked; else refused."""
+    """A study copy --save wrote: (saved.json, its files), every file checked; else refused,
+    saying what reads the folder where something does (under --against, a usage error)."""
+    names = set(folder_names(folder)) if os.path.isdir(folder) else set()
+    copies = SAVED not in names and any(map(MATCH_ID.match, names))  # as recompute.py --save
+    if copies or names & {"export", "report.json"}:
+        raise Usage(
+            "%s%s holds matches, not a study: audit them with recompute.py %s"
+            % (option, _shown(folder), _shown(folder))
+        )
     about, files = read_copy(folder, "study", STUDY_FILE)
     if about is None:
         why = (
@@ -1669,7 +1694,7 @@ def saved_study(folder, option=""):
             if os.path.lexists(folder)
             else "no such folder"
         )
-        raise Unreadable("%s%s: %s" % (option, _shown(folder), why))
+        raise (Usage if option else Unreadable)("%s%s: %s" % (option, _shown(folder), why))
     return about, files
 
 
@@ -1828,7 +1853,7 @@ def run(args):
     given = (copy[0]["address"],) if copy else (args.address, args.base, args.named)
     origin, handle, study_id, address, args.named = parse_study_address(*given)
     if old and old[0]["id"] != study_id:
-        raise Unreadable(
+        raise Usage(
             "--against %s holds %s, not %s" % (_shown(args.against), old[0]["id"], study_id)
         )
     staged = new_copy(args.save) if args.save else None
@@ -2059,8 +2084,10 @@ def say(line, begin="", end="\n", tty=False):
 
 
 def progress(line):
-    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
-    say(line, "\r", "\x1b[K", tty=True)
+    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing. A
+    dumb terminal (TERM=dumb) gets no control sequence: the line is padded with spaces instead."""
+    dumb = os.environ.get("TERM") == "dumb"
+    say(line.ljust(59) if dumb else line, "\r", "\r" if dumb else "\x1b[K", tty=True)
 
 
 def print_json(document):
@@ -2434,6 +2461,10 @@ def what_failed(err, answer, body, url, named):
         return "%s refuses to pass it on (407 %s)" % (proxy, answer.reason)
     busy = "the platform was busy (%s)" if answer.status in (429, 503) else "%s"
     where = "" if answer.status == 409 else " at %s" % url  # which address was wrong
+    if answer.status == 404 and "BASE" in named.upper() and re.search(r"\w/(api|u)/(.*/)?\1/", url):
+        where += (
+            " (%s names the server, and a mirror's prefix, that /api/... and /u/... follow)" % named
+        )
     kind = "match" if "/api/matches/" in url else "study"
     return busy % failure_text(answer.status, body, answer.reason, kind) + where
 
@@ -2454,16 +2485,11 @@ def failure_text(code, body, fallback, kind):
 
 def settings(option, paced=False):
     """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
-    platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
+    platform, checked by base_of where it is used; the Network's deadline and patience from
+    DAISHI_TIMEOUT and DAISHI_BUSY."""
     env = os.environ.get("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = (option if option is not None else env or DEFAULT_BASE).strip()
-    parts = urllib.parse.urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
-        raise Usage(
-            "%s must be an http:// or https:// address, got %s"
-            % (named, one_line(json.dumps(base), 60))
-        )
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2474,7 +2500,19 @@ def settings(option, paced=False):
             raise Usage("$%s must be a number of seconds above 0, a day (86400) at most" % name)
         seconds.append(value)
     agent = "%s/%s" % (Running.script, Running.version)
-    return base.rstrip("/"), named, Network(agent, *seconds, paced=paced)
+    return base, named, Network(agent, *seconds, paced=paced)
+
+
+def base_of(base, named):
+    """The base a match id or a study's path is read from, checked only then (an offline audit, or
+    an address naming its own server, reads none): an http:// or https:// address, no query."""
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
+        raise Usage(
+            "%s must be an http:// or https:// address, got %s"
+            % (named, one_line(json.dumps(base), 60))
+        )
+    return base.rstrip("/")
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2640,7 +2678,7 @@ def new_copy(folder):
     """A new folder beside `folder`, to keep a copy in before it is placed; refused where
     `folder` is there already."""
     if os.path.lexists(folder):
-        raise Unreadable(
+        raise Usage(
             "--save: %s is there already: to audit the platform now, name another DIR or leave out "
             "--save; to audit a copy kept there, name the folder alone" % folder
         )

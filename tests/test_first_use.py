@@ -138,7 +138,7 @@ def test_a_match_id_given_to_the_study_script_with_base_is_named_a_match():
                           "m_70232c5541d8 (see recompute_study.py --help)\n")
 
 
-@pytest.mark.parametrize("path", ["/u/kim/studies/s_eee65f5", "/u/Kim/studies/s_eee65f53"])
+@pytest.mark.parametrize("path", ["/u/kim/studies/s_eee65f5", "/u/kim/study/s_eee65f53"])
 def test_a_study_path_of_the_wrong_form_is_not_a_study_address(path):
     out = run_script("recompute_study.py", path, env={"DAISHI_BASE": NOWHERE})
     assert (out.returncode, out.stdout) == (2, "")
@@ -159,7 +159,7 @@ def test_against_a_folder_that_is_not_there_says_so(script, tmp_path):
     out = run_script(script, "--base", NOWHERE, "--against", tmp_path / "absent", target) \
         if script == "recompute.py" else run_script(script, "--against", tmp_path / "absent", target)
     assert (out.returncode, out.stdout) == (2, "")
-    assert out.stderr == "%s: --against %s: no such folder\n" % (script, tmp_path / "absent")
+    assert out.stderr == "%s: --against %s: no such folder (see %s --help)\n" % (script, tmp_path / "absent", script)
 
 
 def test_a_save_that_cannot_write_is_not_a_study_that_cannot_be_read(tmp_path):
@@ -174,7 +174,7 @@ def test_a_save_that_cannot_write_is_not_a_study_that_cannot_be_read(tmp_path):
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == ("recompute_study.py: --save: %s is there already: to audit the platform now, name "
                           "another DIR or leave out --save; to audit a copy kept there, name the folder "
-                          "alone\n" % (tmp_path / "kim"))
+                          "alone (see recompute_study.py --help)\n" % (tmp_path / "kim"))
 
 
 # ---------------------------------------------------------------- a copy kept earlier
