@@ -20,41 +20,42 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2133), in the shared block, through
-  Network.request (line 2178), Network.exchange (line 2210), Network.connection (line 2240) and
-  ask (line 2269): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2165), in the shared block, through
+  Network.request (line 2210), Network.exchange (line 2242), Network.connection (line 2272) and
+  ask (line 2301): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2407)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2439)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2460) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2407) the proxy variables; Network.connection (line 2240) opens connections:
+- The environment read: settings (line 2496) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2439) the proxy variables; Network.connection (line 2272) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 1976) and Help (line 2755) the terminal's size (COLUMNS, LINES).
-- Written, made, renamed or removed, only under --save: new_copy (line 2655) makes DIR
-  (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits>
-  (os.mkdir; os.urandom names it), named for removal before it exists; keep (line 2705) writes
-  into it, each write through writing (line 2674) under the lock that Ctrl-C takes: export/ and
-  report/ (os.makedirs), the files (written (line 2683), open "xb") and saved.json last, then
-  placed (line 2688) makes DIR/<match id> empty (os.mkdir: refused where that name is taken) and
-  renames the new folder onto it (os.rename; os.rmdir of that empty one where it fails);
-  discard (line 2698) removes the new folder where the copy is not placed (shutil.rmtree).
-  Besides, start (line 2784) puts back Python's own Ctrl-C handler (signal.signal), makes both
-  streams write what they cannot encode escaped, points stdout at os.devnull where writing it
-  fails (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being
-  written removed first, none begun after) and a closed pipe (141); while the script loads, a
-  SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2486), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2513), every file
+  terminal_width (line 2006) and Help (line 2792) the terminal's size (COLUMNS, LINES);
+  progress (line 2051) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2698) makes DIR
+  (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
+  os.urandom names it), named for removal before it exists; keep (line 2743) writes into it, each
+  write through writing (line 2717) under the lock that Ctrl-C takes: export/ and report/
+  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2726) makes
+  DIR/<match id> empty (os.mkdir: refused where that name is taken) and renames the new folder
+  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2736) removes the
+  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2818) puts back
+  Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
+  escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
+  run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
+  a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
+  "interrupted" and ends it by os._exit(130).
+- Read, only the files named on the command line and inside them: read_file (line 2529), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2556), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1574), the one that
-  lists a folder's names; release (line 2766) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1578), the one that
+  lists a folder's names; release (line 2803) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -63,9 +64,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1553), folder_names (line 1574), folder_holds (line 1582),
-  against_copy (line 1658), sources_for (line 1758), saved_source (line 1805),
-  saved_folders (line 1811), not_a_target (line 1834), download (line 1501) and save (line 1748):
+  saved_match (line 1557), folder_names (line 1578), folder_holds (line 1586),
+  against_copy (line 1662), sources_for (line 1767), saved_source (line 1818),
+  saved_folders (line 1824), not_a_target (line 1864), download (line 1505) and save (line 1757):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -1433,7 +1434,8 @@ def match_verdict(results, failures, changes, batch):
 
 # ------------------------------------------------------------------ gather a match
 # A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
-# under --rubric V), playing.json (the platform's 409 while the match is still playing).
+# under --rubric V); and playing.json, the platform's 409 while the match is still playing, read
+# in a copy laid out as the platform serves it (--save keeps a match only once it is read).
 MATCH_FILE = r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json"
 ADDRESS = re.compile(
     r"(https?://[^/?#\s]+(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or ..
@@ -1442,6 +1444,7 @@ ADDRESS = re.compile(
 STUDY_ADDRESS = re.compile(
     r"(https?://\S+)?/u/[a-z0-9_-]{1,32}/studies/s_[0-9a-f]{8}/?([?#]\S*)?\Z"
 )
+STUDY_FILES = ("trials.csv", "seats.csv")  # in a study's folder, which recompute_study.py reads
 
 
 class Match:
@@ -1461,7 +1464,8 @@ class Match:
         """(raw, the name an error gives it) of export page `number`."""
         if number == 1 and "playing.json" in self.files:
             raw, name = self.file("playing.json", "export page 1")
-            raise Unreadable(name + ": " + failure_text(409, raw, "", "match"))
+            kept = " (a 409 kept as a copy by an earlier version: move it aside)" * bool(self.about)
+            raise Unreadable(name + ": " + failure_text(409, raw, "", "match") + kept)
         name = "export/%d.json" % number
         if self.folder and self.about is None and name not in self.files:
             count = parse_json(self.files["export/1.json"], "export/1.json").get("pageCount")
@@ -1507,7 +1511,7 @@ def download(net, base, named, match_id, rubrics=(None,), tell=True, whole=False
     try:
         first = net.get(api + "/export?page=1", "export page 1", named)
     except Unreadable as err:
-        if getattr(err, "status", None) != 409:
+        if getattr(err, "status", None) != 409 or whole:  # a 409 is no record to keep
             raise
         return Match(match_id, {"playing.json": err.body}, api)
     match = Match(match_id, {"export/1.json": first}, api)
@@ -1584,7 +1588,7 @@ def folder_holds(path):
     names = set(folder_names(path))
     if names & {"export", "report.json", "report", "playing.json"}:
         return "match"
-    if names & {"trials.csv", "seats.csv"}:
+    if names & set(STUDY_FILES):
         return "study"
     if SAVED in names:
         return "match"  # a copy cut short: read, to say so
@@ -1661,14 +1665,17 @@ def against_copy(args):
     if folder is None:
         return
     if not lexists(folder):
-        raise Unreadable("--against %s: no such folder" % folder)
-    if not isdir(folder) or folder_holds(folder) != "match":
+        raise Usage("--against %s: no such folder" % folder)
+    kind = isdir(folder) and folder_holds(folder)
+    if kind == "study":
+        raise Usage("--against: " + study_folder(folder, text(folder)))
+    if kind != "match":
         raise Usage(
             "--against compares one match with one saved copy (a folder holding export/ "
             "and report.json): %s" % text(folder)
         )
     if not lexists(join(folder, SAVED)):  # nothing to check its files by
-        raise Unreadable("--against %s: no saved.json, so not a copy --save wrote" % folder)
+        raise Usage("--against %s: no saved.json, so not a copy --save wrote" % folder)
     try:
         old = saved_match(folder)
     except Altered as err:
@@ -1709,6 +1716,7 @@ def audit_matches(args, old):
         if key in seen:
             continue
         seen.add(key)
+        kept = None
         try:
             match = gather()
             try:
@@ -1724,15 +1732,16 @@ def audit_matches(args, old):
                 result["kept"] = kept
             if old:
                 if old.match_id != result["matchId"]:
-                    return fail(
+                    raise Usage(
                         "--against: %s is a copy of %s, not of %s"
-                        % (args.against, old.match_id, result["matchId"]),
-                        args.json,
+                        % (args.against, old.match_id, result["matchId"])
                     )
                 count, changes = copy_changes(old.files, match.files)
                 result["exit"] = max(result["exit"], 1 if count else 0)
             results.append(result)
         except Unreadable as err:
+            if args.save and isinstance(key, tuple):  # a download: kept whole, or nothing kept
+                err = Unreadable("%s (%s)" % (err, "kept in " + kept if kept else "nothing kept"))
             failures.append(failure(label, err))
     for f in failures:
         say("recompute.py: " + f["error"])
@@ -1761,11 +1770,13 @@ def sources_for(target, args):
     address = ADDRESS.match(target)
     shown_as = text(target)  # as errors print it
     is_folder = isdir(target)
-    if STUDY_ADDRESS.match(target) or is_folder and folder_holds(target) == "study":
+    if STUDY_ADDRESS.match(target):
         raise Usage(
             "%s is a study, not a match: audit it end to end with recompute_study.py %s --matches"
             % (shown_as, shown_as)
         )
+    if is_folder and folder_holds(target) == "study":
+        raise Usage(study_folder(target, shown_as))
     if is_folder and MATCH_ID.match(target):
         raise Usage(
             "%s names both a match and a folder here: give ./%s for the folder, or move it"
@@ -1787,12 +1798,14 @@ def sources_for(target, args):
             "give one or the other" % shown_as
         )
     base, mid, named = (
-        (*address.groups(), "the address") if address else (args.base, target, args.named)
+        (*address.groups(), "the address")
+        if address
+        else (base_of(args.base, args.named), target, args.named)
     )
     copy = join(args.save or "", mid)
     if args.save and lexists(copy):  # a whole copy kept earlier: read, not downloaded
         if not lexists(join(copy, SAVED)):
-            raise Unreadable(
+            raise Usage(
                 "--save: %s holds a copy with no saved.json, not whole: name another DIR "
                 "or move it aside" % copy
             )
@@ -1829,6 +1842,23 @@ def saved_folders(target, args):
         for path in paths
         if isdir(path) and (MATCH_ID.match(os.path.basename(path)) or folder_holds(path) == "match")
     ]
+
+
+def study_folder(folder, shown_as):
+    """What reads a study's folder: recompute_study.py, given the folder --save wrote (with
+    --matches where it holds the matches), else its files beside the study's address."""
+    names = folder_names(folder)
+    if SAVED in names:
+        return "%s is a study's copy, not a match: audit it with recompute_study.py %s%s" % (
+            shown_as,
+            shown_as,
+            " --matches" * any(map(MATCH_ID.match, names)),
+        )
+    files = ["--%s %s" % (n[:-4], text(join(folder, n))) for n in STUDY_FILES if n in names]
+    return (
+        "%s holds a study's files and no saved.json, not a match: audit them with "
+        "recompute_study.py <the study's address> %s" % (shown_as, " ".join(files))
+    )
 
 
 def not_a_target(target):
@@ -2019,8 +2049,10 @@ def say(line, begin="", end="\n", tty=False):
 
 
 def progress(line):
-    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
-    say(line, "\r", "\x1b[K", tty=True)
+    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing. A
+    dumb terminal (TERM=dumb) gets no control sequence: the line is padded with spaces instead."""
+    dumb = os.environ.get("TERM") == "dumb"
+    say(line.ljust(59) if dumb else line, "\r", "\r" if dumb else "\x1b[K", tty=True)
 
 
 def print_json(document):
@@ -2439,6 +2471,10 @@ def what_failed(err, answer, body, url, named):
         return "%s refuses to pass it on (407 %s)" % (proxy, answer.reason)
     busy = "the platform was busy (%s)" if answer.status in (429, 503) else "%s"
     where = "" if answer.status == 409 else " at %s" % url  # which address was wrong
+    if answer.status == 404 and "BASE" in named.upper() and re.search(r"\w/(api|u)/(.*/)?\1/", url):
+        where += (
+            " (%s names the server, and a mirror's prefix, that /api/... and /u/... follow)" % named
+        )
     kind = "match" if "/api/matches/" in url else "study"
     return busy % failure_text(answer.status, body, answer.reason, kind) + where
 
@@ -2459,7 +2495,8 @@ def failure_text(code, body, fallback, kind):
 
 def settings(option, paced=False):
     """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
-    platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
+    platform, checked by base_of where it is used; the Network's deadline and patience from
+    DAISHI_TIMEOUT and DAISHI_BUSY."""
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2473,13 +2510,19 @@ def settings(option, paced=False):
     env = os.environ.get("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = net.taken((option if option is not None else env or DEFAULT_BASE).strip())
+    return base, named, net
+
+
+def base_of(base, named):
+    """The base a match id or a study's path is read from, checked only then (an offline audit, or
+    an address naming its own server, reads none): an http:// or https:// address, no query."""
     parts = urllib.parse.urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
         raise Usage(
             "%s must be an http:// or https:// address, got %s"
             % (named, one_line(json.dumps(base), 60))
         )
-    return base.rstrip("/"), named, net
+    return base.rstrip("/")
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2656,7 +2699,7 @@ def new_copy(folder):
     """A new folder beside `folder`, to keep a copy in before it is placed; refused where
     `folder` is there already."""
     if os.path.lexists(folder):
-        raise Unreadable(
+        raise Usage(
             "--save: %s is there already: to audit the platform now, name another DIR or leave out "
             "--save; to audit a copy kept there, name the folder alone" % folder
         )
@@ -2678,11 +2721,6 @@ def writing(staged, action, *args, **how):
         if STOPPED.is_set() or staged not in PARTS:
             raise Unreadable("--save: interrupted")
         return action(*args, **how)
-
-
-def written(path, body):
-    with open(path, "xb") as out:
-        out.write(body)
 
 
 def placed(staged, folder):
@@ -2710,7 +2748,6 @@ def keep(staged, files, about, folder):
     through."""
     about = dict(
         about,
-        address=CREDENTIALS.sub("***@", about["address"]),
         savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         proxy=through(about["address"]),
         script=Running.script,
@@ -2723,7 +2760,8 @@ def keep(staged, files, about, folder):
         for name, body in [*files.items(), (SAVED, saved)]:  # saved.json last
             path = os.path.join(staged, *name.split("/"))
             writing(staged, os.makedirs, os.path.dirname(path), exist_ok=True)
-            writing(staged, written, path, body)
+            with open(path, "xb") as out:  # where Ctrl-C removed the folder, none: refused
+                writing(staged, out.write, body)
         writing(staged, placed, staged, folder)
     except OSError as err:
         raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
@@ -2738,9 +2776,8 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **how):
         super().__init__(*args, **how)
-        version, digest = release().values()
-        digest = digest or "not known: the script was not read from a file"
-        about = "%s %s\n\nsha256 %s" % (Running.script, version, digest)
+        digest = release()["sha256"] or "not known: the script was not read from a file"
+        about = "%s %s\n\nsha256 %s" % (Running.script, Running.version, digest)
         self.add_argument(
             "--version",
             action="version",
@@ -2766,11 +2803,8 @@ class Help(argparse.HelpFormatter):
 def release():
     """This script as it runs: its VERSION and the sha256 of its file, which a user compares with
     the digest the platform publishes (--version; kept in saved.json); none read from stdin."""
-    path = globals().get("__file__", "<stdin>")  # <stdin> where the script came on standard input
-    try:
-        raw = None if path.startswith("<") else read_file(os.path.abspath(path), None, 1 << 22)
-    except Unreadable:  # its file gone or unreadable since it started
-        raw = None
+    path = os.path.abspath(globals().get("__file__", "<stdin>"))  # none read from stdin
+    raw = read_file(path, None, 1 << 22) if os.path.isfile(path) else None
     return {"version": Running.version, "sha256": raw and hashlib.sha256(raw).hexdigest()}
 
 

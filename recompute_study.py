@@ -23,47 +23,47 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2236), in the shared block, through
-  Network.request (line 2281), Network.exchange (line 2313), Network.connection (line 2343) and
-  ask (line 2372): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2248), in the shared block, through
+  Network.request (line 2293), Network.exchange (line 2325), Network.connection (line 2355) and
+  ask (line 2384): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2510)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2522)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2563) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2510) the proxy variables; Network.connection (line 2343) opens connections:
+- The environment read: settings (line 2579) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2522) the proxy variables; Network.connection (line 2355) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2079) and Help (line 2858) the terminal's size (COLUMNS, LINES).
-- Written, made, renamed or removed, only under --save: new_copy (line 2758) makes DIR's parent
+  terminal_width (line 2089) and Help (line 2875) the terminal's size (COLUMNS, LINES);
+  progress (line 2134) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2781) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
-  .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one
-  inside it beside each match's folder, from the thread that gathers it), named for removal
-  before it exists; keep (line 2808) writes into such a folder, each write through
-  writing (line 2777) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
-  (written (line 2786), open "xb") and saved.json last, then placed (line 2791) makes the copy's
-  name as an empty folder (os.mkdir: refused where that name is taken) and renames the new
-  folder onto it (os.rename; os.rmdir of the empty one where it fails): each match's copy, then
-  the study's; discard (line 2801) removes a new folder whose copy is not placed (shutil.rmtree).
-  Besides, start (line 2887) puts back Python's own Ctrl-C handler (signal.signal), makes both
-  streams write what they cannot encode escaped, points stdout at os.devnull where writing it
-  fails (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130, every folder being
-  written removed first, none begun after) and a closed pipe (141); while the script loads, a
-  SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-  _records (line 1264) sets the csv module's field size limit for the process
-  (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2589), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2616), every file
+  .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
+  it beside each match's folder, from the thread that gathers it), named for removal before it
+  exists; keep (line 2826) writes into such a folder, each write through writing (line 2800) under
+  the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
+  saved.json last, then placed (line 2809) makes the copy's name as an empty folder (os.mkdir:
+  refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
+  empty one where it fails): each match's copy, then the study's; discard (line 2819) removes a
+  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2901) puts back
+  Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
+  escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
+  run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
+  a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
+  "interrupted" and ends it by os._exit(130). _records (line 1264) sets the csv module's field
+  size limit for the process (csv.field_size_limit).
+- Read, only the files named on the command line and inside them: read_file (line 2612), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2639), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2869) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1803) reads recompute.py from this script's folder once (and this script's
+  release (line 2886) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1821) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
   prints as it loads not shown), and names it with its sha256; its folder_names lists a match
@@ -76,9 +76,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1803) and _records (line 1264) (above), run (line 1872),
-  match_result (line 1093), gather_match (line 1136), Gather (line 1615), audit_study (line 1900)
-  and saved_study (line 1692): whether a name is a folder (os.path's isdir, lexists), or a call of
+  load_recompute (line 1821) and _records (line 1264) (above), run (line 1886),
+  match_result (line 1093), gather_match (line 1136), Gather (line 1617), audit_study (line 1914)
+  and saved_study (line 1702): whether a name is a folder (os.path's isdir, lexists), or a call of
   the shared block's read_file, Network.get, new_copy and keep, or of recompute.py's saved_match
   and download, nothing else. Under --matches, recompute.py's own functions run in this process
   too (its shared block replaced by this one): its own guide and grep show what they touch.
@@ -1601,13 +1601,15 @@ def parse_study_address(address, base="https://daishi.ai", named="default"):
             "--base names the server for a study's path (/u/<handle>/studies/<id>), and "
             "%s names its own: give one or the other" % _shown(path)
         )
-    match = STUDY_ADDRESS.fullmatch(path if own else base.rstrip("/") + path)
+    whole = path if own else base_of(base, named) + path
+    match = STUDY_ADDRESS.fullmatch(whole)
     if match is None or not 0 < int(match.group(2) or 1) < 65536:
         if own and (path.startswith((".", "~")) or path.startswith(os.sep) and "//" not in path):
             raise Unreadable("%s: no such folder" % _shown(address))
         raise Unreadable(
             "not a study address: %s (expected https://daishi.ai/u/<handle>/studies/"
-            "s_<8 hex digits>, its path /u/..., or a folder --save wrote)" % _shown(address)
+            "s_<8 hex digits>, handle and id in lowercase, its path /u/..., or a folder "
+            "--save wrote)" % _shown(address)
         )
     return (*match.group(1, 3, 4), match.group(), "the study's address" if own else named)
 
@@ -1689,8 +1691,24 @@ def read_study(gather, handle, study_id):
     return trials, seats, reading, float(rho)
 
 
+def folder_names(path):
+    """The names in a folder, sorted; Unreadable where it cannot be listed."""
+    try:
+        return sorted(os.listdir(path))
+    except OSError as err:
+        raise Unreadable("%s: cannot read the folder (%s)" % (path, err.strerror or err))
+
+
 def saved_study(folder, option=""):
-    """A study copy --save wrote: (saved.json, its files), every file checked; else refused."""
+    """A study copy --save wrote: (saved.json, its files), every file checked; else refused,
+    saying what reads the folder where something does (under --against, a usage error)."""
+    names = set(folder_names(folder)) if os.path.isdir(folder) else set()
+    copies = SAVED not in names and any(map(MATCH_ID.match, names))  # as recompute.py --save
+    if copies or names & {"export", "report.json"}:
+        raise Usage(
+            "%s%s holds matches, not a study: audit them with recompute.py %s"
+            % (option, _shown(folder), _shown(folder))
+        )
     about, files = read_copy(folder, "study", STUDY_FILE)
     if about is None:
         why = (
@@ -1698,7 +1716,7 @@ def saved_study(folder, option=""):
             if os.path.lexists(folder)
             else "no such folder"
         )
-        raise Unreadable("%s%s: %s" % (option, _shown(folder), why))
+        raise (Usage if option else Unreadable)("%s%s: %s" % (option, _shown(folder), why))
     return about, files
 
 
@@ -1785,11 +1803,11 @@ def parse_arguments(argv):
         parser.add_argument(flag, help=text, **kind)
     folder_left_out(argv, r"https?://|/u/")
     args = parser.parse_args(argv)
-    given = [o for o in ("trials", "seats", "page", "recipe") if getattr(args, o) is not None]
-    if args.save and given:  # a copy holds what the platform served, nothing of the user's
+    if args.save and {args.trials, args.seats, args.page, args.recipe} != {None}:
         parser.error(
-            "--save keeps what is downloaded, and --%s is a file of yours: leave one out" % given[0]
-        )
+            "--save keeps what is downloaded, not a file of yours (--trials, --seats, "
+            "--page, --recipe): leave one out"
+        )  # a copy holds only what was served
     if args.jobs is not None and not args.matches:
         parser.error("--jobs goes with --matches")
     if (args.jobs or "4") not in map(str, range(1, 17)):
@@ -1806,23 +1824,19 @@ def load_recompute():
     once and compiled as read (no __pycache__ read or written, nothing on sys.path searched);
     what it prints as it loads is not shown. --matches only."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recompute.py")
-    fix = "put this release's recompute.py beside this script (curl -sO %s/recompute.py)"
+    fix = "put this release's recompute.py beside this script (curl -sO https://daishi.ai/recompute.py)"
     if not os.path.isfile(path):
-        raise Usage(
-            "--matches audits each match with recompute.py, and %s is not there: %s"
-            % (path, fix % DEFAULT_BASE)
-        )
-    raw, own = (read_file(name, None, 1 << 22) for name in (path, os.path.abspath(__file__)))
-    version = re.search(rb'^VERSION = "([0-9.]{1,20})"$', raw, re.M)
+        raise Usage("--matches runs %s, which is not there: %s" % (path, fix))
+    raw = read_file(path, None)
+    version = re.search(rb'\nVERSION = "([0-9.]{1,20})"\n', raw)
     version = version.group(1).decode() if version else "of no VERSION"
-    same = shared_block(raw) == shared_block(own)
-    if version != VERSION or not same:
+    own = read_file(os.path.abspath(__file__), None)
+    if version != VERSION or shared_block(raw) != shared_block(own):
         raise Unreadable(
-            "%s is recompute.py %s, its shared block %s this script's (%s %s): %s"
-            % (path, version, "the same as" if same else "not", SCRIPT, VERSION, fix % DEFAULT_BASE)
+            "%s is recompute.py %s, and this is %s %s: its VERSION and its shared block must be "
+            "this script's; %s" % (path, version, SCRIPT, VERSION, fix)
         )
     module, shown = type(sys)("recompute"), sys.stdout
-    module.__file__ = path
     try:
         sys.stdout = io.StringIO()  # what it prints as it loads: not shown
         exec(compile(raw, path, "exec"), vars(module))
@@ -1836,9 +1850,9 @@ def load_recompute():
 
 
 def shared_block(raw):
-    """The text from the shared block's first line to its last."""
-    begin, end = (b"# " + b"=" * 68 + b" the shared block" + tail for tail in (b"\n", b"'s end\n"))
-    return raw[raw.find(begin) : raw.find(end)] if begin in raw and end in raw else None
+    """The text between the shared block's first line and its last (b"" where there is none)."""
+    mark = b"=" * 68 + b" the shared block"
+    return raw.partition(mark + b"\n")[2].partition(mark + b"'s end\n")[0]
 
 
 def audit_all(rc, groups, study):
@@ -1886,7 +1900,7 @@ def run(args):
     given = (copy[0]["address"],) if copy else (args.address, args.base, args.named)
     origin, handle, study_id, address, args.named = parse_study_address(*given)
     if old and old[0]["id"] != study_id:
-        raise Unreadable(
+        raise Usage(
             "--against %s holds %s, not %s" % (_shown(args.against), old[0]["id"], study_id)
         )
     staged = new_copy(args.save) if args.save else None
@@ -1927,11 +1941,7 @@ def audit_study(args, rc, folder, copy, old, origin, handle, study_id, address, 
     agree = False not in sames and all(c[1] for c in result.checks) and not count
     status = max([1 - agree, 2 * (None in sames)] + [m["exit"] for m in result.matches or []])
     result.changed = count
-    line = copy and "saved copy of %s from %s, saved %s, every file verified" % (
-        study_id,
-        address,
-        _shown(copy[0]["savedAt"]),
-    )
+    line = copy and saved_line(copy[0])
     print_report(args, study_id, address, line, gather, terms, result, status, old, changes)
     return status
 
@@ -2122,8 +2132,10 @@ def say(line, begin="", end="\n", tty=False):
 
 
 def progress(line):
-    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing."""
-    say(line, "\r", "\x1b[K", tty=True)
+    """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing. A
+    dumb terminal (TERM=dumb) gets no control sequence: the line is padded with spaces instead."""
+    dumb = os.environ.get("TERM") == "dumb"
+    say(line.ljust(59) if dumb else line, "\r", "\r" if dumb else "\x1b[K", tty=True)
 
 
 def print_json(document):
@@ -2542,6 +2554,10 @@ def what_failed(err, answer, body, url, named):
         return "%s refuses to pass it on (407 %s)" % (proxy, answer.reason)
     busy = "the platform was busy (%s)" if answer.status in (429, 503) else "%s"
     where = "" if answer.status == 409 else " at %s" % url  # which address was wrong
+    if answer.status == 404 and "BASE" in named.upper() and re.search(r"\w/(api|u)/(.*/)?\1/", url):
+        where += (
+            " (%s names the server, and a mirror's prefix, that /api/... and /u/... follow)" % named
+        )
     kind = "match" if "/api/matches/" in url else "study"
     return busy % failure_text(answer.status, body, answer.reason, kind) + where
 
@@ -2562,7 +2578,8 @@ def failure_text(code, body, fallback, kind):
 
 def settings(option, paced=False):
     """(base, what named it, the run's Network): --base as given, else $DAISHI_BASE, else the
-    platform, checked; the Network's deadline and patience from DAISHI_TIMEOUT and DAISHI_BUSY."""
+    platform, checked by base_of where it is used; the Network's deadline and patience from
+    DAISHI_TIMEOUT and DAISHI_BUSY."""
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
@@ -2576,13 +2593,19 @@ def settings(option, paced=False):
     env = os.environ.get("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = net.taken((option if option is not None else env or DEFAULT_BASE).strip())
+    return base, named, net
+
+
+def base_of(base, named):
+    """The base a match id or a study's path is read from, checked only then (an offline audit, or
+    an address naming its own server, reads none): an http:// or https:// address, no query."""
     parts = urllib.parse.urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
         raise Usage(
             "%s must be an http:// or https:// address, got %s"
             % (named, one_line(json.dumps(base), 60))
         )
-    return base.rstrip("/"), named, net
+    return base.rstrip("/")
 
 
 # ------------------------------------------------------------------ gather: a saved copy
@@ -2759,7 +2782,7 @@ def new_copy(folder):
     """A new folder beside `folder`, to keep a copy in before it is placed; refused where
     `folder` is there already."""
     if os.path.lexists(folder):
-        raise Unreadable(
+        raise Usage(
             "--save: %s is there already: to audit the platform now, name another DIR or leave out "
             "--save; to audit a copy kept there, name the folder alone" % folder
         )
@@ -2781,11 +2804,6 @@ def writing(staged, action, *args, **how):
         if STOPPED.is_set() or staged not in PARTS:
             raise Unreadable("--save: interrupted")
         return action(*args, **how)
-
-
-def written(path, body):
-    with open(path, "xb") as out:
-        out.write(body)
 
 
 def placed(staged, folder):
@@ -2813,7 +2831,6 @@ def keep(staged, files, about, folder):
     through."""
     about = dict(
         about,
-        address=CREDENTIALS.sub("***@", about["address"]),
         savedAt=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         proxy=through(about["address"]),
         script=Running.script,
@@ -2826,7 +2843,8 @@ def keep(staged, files, about, folder):
         for name, body in [*files.items(), (SAVED, saved)]:  # saved.json last
             path = os.path.join(staged, *name.split("/"))
             writing(staged, os.makedirs, os.path.dirname(path), exist_ok=True)
-            writing(staged, written, path, body)
+            with open(path, "xb") as out:  # where Ctrl-C removed the folder, none: refused
+                writing(staged, out.write, body)
         writing(staged, placed, staged, folder)
     except OSError as err:
         raise Unreadable("--save: cannot keep %s (%s)" % (folder, err.strerror or err))
@@ -2841,9 +2859,8 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **how):
         super().__init__(*args, **how)
-        version, digest = release().values()
-        digest = digest or "not known: the script was not read from a file"
-        about = "%s %s\n\nsha256 %s" % (Running.script, version, digest)
+        digest = release()["sha256"] or "not known: the script was not read from a file"
+        about = "%s %s\n\nsha256 %s" % (Running.script, Running.version, digest)
         self.add_argument(
             "--version",
             action="version",
@@ -2869,11 +2886,8 @@ class Help(argparse.HelpFormatter):
 def release():
     """This script as it runs: its VERSION and the sha256 of its file, which a user compares with
     the digest the platform publishes (--version; kept in saved.json); none read from stdin."""
-    path = globals().get("__file__", "<stdin>")  # <stdin> where the script came on standard input
-    try:
-        raw = None if path.startswith("<") else read_file(os.path.abspath(path), None, 1 << 22)
-    except Unreadable:  # its file gone or unreadable since it started
-        raw = None
+    path = os.path.abspath(globals().get("__file__", "<stdin>"))  # none read from stdin
+    raw = read_file(path, None, 1 << 22) if os.path.isfile(path) else None
     return {"version": Running.version, "sha256": raw and hashlib.sha256(raw).hexdigest()}
 
 

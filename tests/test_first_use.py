@@ -2,10 +2,13 @@
 is wrong, a copy kept earlier named as such, a narrow terminal, and the names the output gives."""
 import ast
 import glob
+import hashlib
+import io
 import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 
@@ -138,7 +141,7 @@ def test_a_match_id_given_to_the_study_script_with_base_is_named_a_match():
                           "m_70232c5541d8 (see recompute_study.py --help)\n")
 
 
-@pytest.mark.parametrize("path", ["/u/kim/studies/s_eee65f5", "/u/Kim/studies/s_eee65f53"])
+@pytest.mark.parametrize("path", ["/u/kim/studies/s_eee65f5", "/u/kim/study/s_eee65f53"])
 def test_a_study_path_of_the_wrong_form_is_not_a_study_address(path):
     out = run_script("recompute_study.py", path, env={"DAISHI_BASE": NOWHERE})
     assert (out.returncode, out.stdout) == (2, "")
@@ -159,7 +162,7 @@ def test_against_a_folder_that_is_not_there_says_so(script, tmp_path):
     out = run_script(script, "--base", NOWHERE, "--against", tmp_path / "absent", target) \
         if script == "recompute.py" else run_script(script, "--against", tmp_path / "absent", target)
     assert (out.returncode, out.stdout) == (2, "")
-    assert out.stderr == "%s: --against %s: no such folder\n" % (script, tmp_path / "absent")
+    assert out.stderr == "%s: --against %s: no such folder (see %s --help)\n" % (script, tmp_path / "absent", script)
 
 
 def test_a_save_that_cannot_write_is_not_a_study_that_cannot_be_read(tmp_path):
@@ -174,7 +177,7 @@ def test_a_save_that_cannot_write_is_not_a_study_that_cannot_be_read(tmp_path):
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == ("recompute_study.py: --save: %s is there already: to audit the platform now, name "
                           "another DIR or leave out --save; to audit a copy kept there, name the folder "
-                          "alone\n" % (tmp_path / "kim"))
+                          "alone (see recompute_study.py --help)\n" % (tmp_path / "kim"))
 
 
 # ---------------------------------------------------------------- a copy kept earlier
@@ -267,3 +270,212 @@ def test_the_study_verdict_names_a_seat_as_its_match_does(tmp_path):
     assert (out.returncode, out.stderr) == (1, "")
     assert "\nDIFFERS a_3 wealth: published 351.51, recomputed 351.5, -1 in the last place\n" in out.stdout
     assert out.stdout.endswith("\nDIFFERS: %s a_3 wealth\n" % mid)
+
+
+# ---------------------------------------------------------------- what a newcomer met on a fresh clone
+PLAYING = "m_4a5ad60e37d4"
+STUDY_FILES = "fixtures/u/kim/studies/s_eee65f53"   # a study's files as the platform serves them
+
+
+def run_in(cwd, script, *args, env=None):
+    """A script run from `cwd` (relative paths as a user types them), DAISHI_BASE unset unless given."""
+    full = dict(os.environ)
+    full.pop("DAISHI_BASE", None)
+    full.update(env or {})
+    return subprocess.run([sys.executable, str(REPO / script)] + [str(a) for a in args], cwd=str(cwd),
+                          capture_output=True, text=True, env=full, timeout=120)
+
+
+def test_a_match_still_playing_is_never_kept_and_the_save_says_nothing_was_kept(tmp_path):
+    """--save on a 409 keeps nothing and says so; once the match has finished, the same command
+    downloads it, keeps it and says where."""
+    root = tmp_path / "root" / "api" / "matches" / CLEAN
+    shutil.copytree(MATCHES / CLEAN, root)
+    (root / "playing.json").write_text('{"reason": "The match is still playing: round 12 of 50."}')
+    with Platform(tmp_path / "root") as platform:
+        playing = run_in(tmp_path, "recompute.py", "--base", platform.url, "--save", "pl", CLEAN)
+        document = json.loads(run_in(tmp_path, "recompute.py", "--base", platform.url, "--save", "pl", "--json",
+                                     CLEAN).stdout)
+        (root / "playing.json").unlink()    # the match has finished
+        done = run_in(tmp_path, "recompute.py", "--base", platform.url, "--save", "pl", CLEAN)
+    line = ("recompute.py: %s: export page 1: 409 The match is still playing: round 12 of 50. (nothing kept)"
+            % CLEAN)
+    assert (playing.returncode, playing.stdout, playing.stderr) == (2, "", line + "\n")
+    assert document == {"script": "recompute.py", "version": "3.1", "exit": 2, "error": line}
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.split("\n")[0] == "kept in pl/%s" % CLEAN
+    assert sorted(os.listdir(tmp_path / "pl" / CLEAN)) == ["export", "report.json", "saved.json"]
+
+
+def test_a_record_downloaded_whole_is_kept_though_it_cannot_be_read_and_the_error_says_where(tmp_path):
+    """What the platform served with 200 is evidence, kept whole; the error line says where."""
+    root = tmp_path / "root" / "api" / "matches" / CLEAN
+    shutil.copytree(MATCHES / CLEAN, root)
+    page = json.loads((root / "export" / "1.json").read_text())
+    page["events"][0]["tick"] = "soon"
+    (root / "export" / "1.json").write_text(json.dumps(page))
+    with Platform(tmp_path / "root") as platform:
+        out = run_in(tmp_path, "recompute.py", "--base", platform.url, "--save", "pl", CLEAN)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.startswith("recompute.py: %s: export page 1: " % CLEAN)
+    assert out.stderr.endswith(" (kept in pl/%s)\n" % CLEAN) and out.stderr.count("\n") == 1
+    assert sorted(os.listdir(tmp_path / "pl" / CLEAN)) == ["export", "report.json", "saved.json"]
+
+
+def test_a_409_an_earlier_version_kept_is_named_as_such(tmp_path):
+    copy = tmp_path / "pl" / PLAYING
+    copy.mkdir(parents=True)
+    body = (MATCHES / PLAYING / "playing.json").read_bytes()
+    (copy / "playing.json").write_bytes(body)
+    about = {"kind": "match", "id": PLAYING, "address": "https://daishi.ai/api/matches/" + PLAYING,
+             "savedAt": "2026-11-20T10:00:00Z", "rubric": None, "script": "recompute.py", "version": "3.0",
+             "sha256": {"playing.json": hashlib.sha256(body).hexdigest()}}
+    (copy / "saved.json").write_text(json.dumps(about))
+    out = run_in(tmp_path, "recompute.py", "--base", NOWHERE, "--save", "pl", PLAYING)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("recompute.py: pl/%s/playing.json: 409 The match is still playing: round 212 of 400. "
+                          "(a 409 kept as a copy by an earlier version: move it aside)\n" % PLAYING)
+
+
+def test_a_study_match_still_playing_is_not_kept_in_the_studys_copy(tmp_path):
+    mid = "m_4be7ac37a1d7"
+    playing = tmp_path / "root" / "api" / "matches" / mid
+    playing.mkdir(parents=True)
+    (playing / "playing.json").write_text('{"reason": "round 120 of 400"}')
+    with Platform(tmp_path / "root", FIXTURES) as platform:
+        out = run_in(tmp_path, "recompute_study.py", platform.url + LINKED, "--matches", "--save", "d")
+    assert out.returncode == 2
+    assert "%s (trial 1 arm 0): export page 1: 409 the match is still playing: round 120 of 400\n" % mid \
+        in out.stderr
+    assert mid not in os.listdir(tmp_path / "d") and "m_7ec03a773300" in os.listdir(tmp_path / "d")
+
+
+def test_recompute_py_names_the_study_command_that_reads_a_studys_files():
+    """A study's files with no saved.json: the command named reads them (with the study's address)."""
+    out = run_in(REPO, "recompute.py", STUDY_FILES)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("recompute.py: %s holds a study's files and no saved.json, not a match: audit them with "
+                          "recompute_study.py <the study's address> --trials %s/trials.csv --seats %s/seats.csv "
+                          "(see recompute.py --help)\n" % (STUDY_FILES, STUDY_FILES, STUDY_FILES))
+    command = out.stderr.split("audit them with ")[1].split(" (see")[0].split()
+    with Platform(FIXTURES) as platform:
+        named = run_in(REPO, *[platform.url + KIM if word == "<the" else word for word in command
+                               if word not in ("study's", "address>")])
+    assert (named.returncode, named.stderr) == (0, ""), named.stderr
+    assert named.stdout.endswith("\nevery figure same, every check agrees\n")
+
+
+@pytest.mark.parametrize("matches", [False, True])
+def test_recompute_py_names_the_study_command_that_reads_a_saved_study(tmp_path, matches):
+    with Platform(FIXTURES) as platform:
+        saved = run_in(tmp_path, "recompute_study.py", platform.url + LINKED, "--save", "d", *["--matches"] * matches)
+        assert saved.returncode == 0, saved.stderr
+    out = run_in(tmp_path, "recompute.py", "d")
+    command = "recompute_study.py d" + " --matches" * matches
+    assert (out.returncode, out.stdout, out.stderr) == (
+        2, "", "recompute.py: d is a study's copy, not a match: audit it with %s (see recompute.py --help)\n" % command)
+    named = run_in(tmp_path, *command.split())
+    assert (named.returncode, named.stderr) == (0, "")
+    against = run_in(tmp_path, "recompute.py", "--against", "d", CLEAN)
+    assert (against.returncode, against.stdout, against.stderr) == (
+        2, "", "recompute.py: --against: d is a study's copy, not a match: audit it with %s (see recompute.py "
+               "--help)\n" % command)
+
+
+@pytest.mark.parametrize("folder", ["copies", "copies/" + CLEAN])
+def test_recompute_study_py_names_recompute_py_for_a_folder_of_matches(tmp_path, folder):
+    with Platform(FIXTURES) as platform:
+        assert run_in(tmp_path, "recompute.py", "--base", platform.url, "--save", "copies", CLEAN).returncode == 0
+    out = run_in(tmp_path, "recompute_study.py", folder)
+    assert (out.returncode, out.stdout, out.stderr) == (
+        2, "", "recompute_study.py: %s holds matches, not a study: audit them with recompute.py %s (see "
+               "recompute_study.py --help)\n" % (folder, folder))
+    against = run_in(tmp_path, "recompute_study.py", NOWHERE + KIM, "--against", folder)
+    assert (against.returncode, against.stdout, against.stderr) == (
+        2, "", "recompute_study.py: --against %s holds matches, not a study: audit them with recompute.py %s (see "
+               "recompute_study.py --help)\n" % (folder, folder))
+    named = run_in(tmp_path, "recompute.py", folder)
+    assert (named.returncode, named.stderr) == (0, "")
+
+
+def test_daishi_base_is_checked_only_where_a_record_is_read_from_it(tmp_path):
+    """A DAISHI_BASE that is no address stops nothing that does not read from it: a saved copy, a
+    study's full address; a match id, which it would serve, is refused naming it."""
+    bad = {"DAISHI_BASE": "notaurl"}
+    with Platform(FIXTURES) as platform:
+        assert run_in(tmp_path, "recompute_study.py", platform.url + KIM, "--save", "kim").returncode == 0
+        study = run_in(tmp_path, "recompute_study.py", platform.url + KIM, env=bad)
+        address = run_in(tmp_path, "recompute.py", "%s/matches/%s" % (platform.url, CLEAN), env=bad)
+    for out in (run_in(REPO, "recompute.py", "fixtures/api/matches/" + CLEAN, env=bad),
+                run_in(tmp_path, "recompute_study.py", "kim", env=bad), study, address):
+        assert (out.returncode, out.stderr) == (0, ""), out.stderr
+        assert out.stdout.endswith("\nevery figure same, every check agrees\n")
+    for script, target in (("recompute.py", CLEAN), ("recompute_study.py", KIM)):
+        out = run_in(tmp_path, script, target, env=bad)
+        assert (out.returncode, out.stdout) == (2, "")
+        named = {"recompute.py": script + ": " + CLEAN, "recompute_study.py": script}[script]
+        assert out.stderr == '%s: DAISHI_BASE must be an http:// or https:// address, got "notaurl" (see %s ' \
+            "--help)\n" % (named, script)
+
+
+def test_a_404_where_base_doubles_a_path_segment_says_what_base_is():
+    hint = "(--base names the server, and a mirror's prefix, that /api/... and /u/... follow)"
+    with Platform(FIXTURES) as platform:
+        match = run_script("recompute.py", "--base", platform.url + "/api", CLEAN)
+        study = run_script("recompute_study.py", "--base", platform.url + "/u", KIM)
+        unknown = run_script("recompute.py", "--base", platform.url, "m_0000000000aa")
+        url = platform.url
+    assert (match.returncode, match.stdout) == (2, "")
+    assert match.stderr == "recompute.py: %s: export page 1: 404 not found at %s/api/api/matches/%s/export?page=1 " \
+        "%s\n" % (CLEAN, url, CLEAN, hint)
+    assert (study.returncode, study.stdout) == (2, "")
+    assert study.stderr == ("recompute_study.py: cannot read the study: trials.csv: 404 not found at %s/u%s/"
+                            "trials.csv %s: no such handle or study, or a run set (a run set has no files)\n"
+                            % (url, KIM, hint))
+    assert (unknown.returncode, unknown.stderr) == (2, "recompute.py: m_0000000000aa: export page 1: 404 not "
+                                                       "found at %s/api/matches/m_0000000000aa/export?page=1\n" % url)
+
+
+def test_a_handle_in_capitals_is_said_to_be_lowercase():
+    out = run_script("recompute_study.py", "/u/Kim/studies/s_eee65f53", env={"DAISHI_BASE": NOWHERE})
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("recompute_study.py: cannot read the study: /u/Kim/studies/s_eee65f53 is not a study "
+                          "address: its handle and id are lowercase (/u/kim/studies/s_eee65f53)\n")
+
+
+def test_every_usage_error_names_help(tmp_path):
+    """The four the README's line on usage errors once did not hold for."""
+    with Platform(FIXTURES) as platform:
+        assert run_in(tmp_path, "recompute_study.py", platform.url + KIM, "--save", "kim").returncode == 0
+        (tmp_path / "copies" / CLEAN).mkdir(parents=True)   # a copy with no saved.json
+        outs = {
+            "recompute.py: --against /x: no such folder": run_in(tmp_path, "recompute.py", "--against", "/x", CLEAN),
+            "recompute_study.py: --save: kim is there already: to audit the platform now, name another DIR or "
+            "leave out --save; to audit a copy kept there, name the folder alone":
+                run_in(tmp_path, "recompute_study.py", platform.url + KIM, "--save", "kim"),
+            "recompute_study.py: --against kim holds s_eee65f53, not s_9f54f5e8":
+                run_in(tmp_path, "recompute_study.py", platform.url + LINKED, "--against", "kim"),
+            "recompute.py: %s: --save: copies/%s holds a copy with no saved.json, not whole: name another DIR or "
+            "move it aside" % (CLEAN, CLEAN): run_in(tmp_path, "recompute.py", "--base", platform.url, "--save", "copies", CLEAN),
+        }
+    for line, out in outs.items():
+        script = line.split(":")[0]
+        assert (out.returncode, out.stdout, out.stderr) == (2, "", "%s (see %s --help)\n" % (line, script))
+
+
+@pytest.mark.parametrize("name", ["recompute", "recompute_study"])
+def test_a_dumb_terminal_gets_no_control_sequences(monkeypatch, name):
+    script = load_script(name)
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for term, want in (("dumb", "\rpage 2/3" + " " * 51 + "\r\r" + " " * 59 + "\r"),
+                       ("xterm", "\rpage 2/3\x1b[K\r\x1b[K")):
+        terminal = Terminal()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        monkeypatch.setenv("TERM", term)
+        script.progress("page 2/3")
+        script.progress("")
+        assert terminal.getvalue() == want, term

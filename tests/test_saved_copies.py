@@ -137,7 +137,8 @@ def test_against_never_follows_a_link_out_of_the_old_copy(tmp_path):
     with Platform(FIXTURES) as platform:
         done = run_script("recompute.py", "--base", platform.url, "--against", save / CLEAN, CLEAN)
     assert done.returncode == 2 and "hunter2" not in done.stdout + done.stderr
-    assert done.stderr.endswith("--against %s: no saved.json, so not a copy --save wrote\n" % (save / CLEAN))
+    assert done.stderr.endswith("--against %s: no saved.json, so not a copy --save wrote (see recompute.py --help)\n"
+                                % (save / CLEAN))
 
 
 def test_against_a_trials_line_of_two_million_fields_stays_bounded(tmp_path):
