@@ -23,51 +23,51 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2248), in the shared block, through
-  Network.request (line 2293), Network.exchange (line 2325), Network.connection (line 2355) and
-  ask (line 2384): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2249), in the shared block, through
+  Network.request (line 2294), Network.exchange (line 2326), Network.connection (line 2356) and
+  ask (line 2385): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2522)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2523)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2579) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2522) the proxy variables; Network.connection (line 2355) opens connections:
+- The environment read: settings (line 2580) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2523) the proxy variables; Network.connection (line 2356) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2089) and Help (line 2875) the terminal's size (COLUMNS, LINES);
-  progress (line 2134) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2781) makes DIR's parent
+  terminal_width (line 2090) and Help (line 2876) the terminal's size (COLUMNS, LINES);
+  progress (line 2135) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2782) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2826) writes into such a folder, each write through writing (line 2800) under
+  exists; keep (line 2827) writes into such a folder, each write through writing (line 2801) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2809) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2810) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2819) removes a
-  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2901) puts back
+  empty one where it fails): each match's copy, then the study's; discard (line 2820) removes a
+  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2902) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130). _records (line 1264) sets the csv module's field
+  "interrupted" and ends it by os._exit(130). _records (line 1265) sets the csv module's field
   size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2612), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2639), every file
+- Read, only the files named on the command line and inside them: read_file (line 2613), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2640), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2886) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1821) reads recompute.py from this script's folder once (and this script's
+  release (line 2887) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1822) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
-  prints as it loads not shown), and names it with its sha256; its folder_names lists a match
-  copy's folder.
+  prints as it loads not shown), and names it with its sha256. folder_names (line 1695) lists a
+  folder's names.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -75,13 +75,14 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'http[.]client|urllib[.]req|conn[.]|exec[(]|isdir|isfile|lexists|realpath|isatty' \
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
-  and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1821) and _records (line 1264) (above), run (line 1886),
-  match_result (line 1093), gather_match (line 1136), Gather (line 1617), audit_study (line 1914)
-  and saved_study (line 1702): whether a name is a folder (os.path's isdir, lexists), or a call of
-  the shared block's read_file, Network.get, new_copy and keep, or of recompute.py's saved_match
-  and download, nothing else. Under --matches, recompute.py's own functions run in this process
-  too (its shared block replaced by this one): its own guide and grep show what they touch.
+and each stands in the shared block, in the lines before "--- constants", or in one of:
+  load_recompute (line 1822) and _records (line 1265) (above), run (line 1887),
+  match_result (line 1094), gather_match (line 1137), Gather (line 1618), audit_study (line 1915)
+  saved_study (line 1703) and folder_names (line 1695): whether a name is a folder (os.path's isdir,
+  lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
+  recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
+  functions run in this process too (its shared block replaced by this one): its own guide and
+  grep show what they touch.
 - The shared block, from "the shared block" to its end, is the same text in recompute.py.
 """
 
@@ -1824,7 +1825,7 @@ def load_recompute():
     once and compiled as read (no __pycache__ read or written, nothing on sys.path searched);
     what it prints as it loads is not shown. --matches only."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recompute.py")
-    fix = "put this release's recompute.py beside this script (curl -sO https://daishi.ai/recompute.py)"
+    fix = "put this release's beside it (curl -sO https://daishi.ai/recompute.py)"
     if not os.path.isfile(path):
         raise Usage("--matches runs %s, which is not there: %s" % (path, fix))
     raw = read_file(path, None)
@@ -1833,8 +1834,8 @@ def load_recompute():
     own = read_file(os.path.abspath(__file__), None)
     if version != VERSION or shared_block(raw) != shared_block(own):
         raise Unreadable(
-            "%s is recompute.py %s, and this is %s %s: its VERSION and its shared block must be "
-            "this script's; %s" % (path, version, SCRIPT, VERSION, fix)
+            "%s is recompute.py %s, this is %s %s: its VERSION and shared block must be this "
+            "script's; %s" % (path, version, SCRIPT, VERSION, fix)
         )
     module, shown = type(sys)("recompute"), sys.stdout
     try:

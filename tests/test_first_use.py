@@ -146,7 +146,7 @@ def test_a_study_path_of_the_wrong_form_is_not_a_study_address(path):
     out = run_script("recompute_study.py", path, env={"DAISHI_BASE": NOWHERE})
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == ("recompute_study.py: cannot read the study: not a study address: %s (expected "
-                          "https://daishi.ai/u/<handle>/studies/s_<8 hex digits>, its path /u/..., or a "
+                          "https://daishi.ai/u/<handle>/studies/s_<8 hex digits>, handle and id in lowercase, its path /u/..., or a "
                           "folder --save wrote)\n" % path)
 
 
@@ -439,8 +439,9 @@ def test_a_404_where_base_doubles_a_path_segment_says_what_base_is():
 def test_a_handle_in_capitals_is_said_to_be_lowercase():
     out = run_script("recompute_study.py", "/u/Kim/studies/s_eee65f53", env={"DAISHI_BASE": NOWHERE})
     assert (out.returncode, out.stdout) == (2, "")
-    assert out.stderr == ("recompute_study.py: cannot read the study: /u/Kim/studies/s_eee65f53 is not a study "
-                          "address: its handle and id are lowercase (/u/kim/studies/s_eee65f53)\n")
+    assert out.stderr == ("recompute_study.py: cannot read the study: not a study address: /u/Kim/studies/"
+                          "s_eee65f53 (expected https://daishi.ai/u/<handle>/studies/s_<8 hex digits>, handle "
+                          "and id in lowercase, its path /u/..., or a folder --save wrote)\n")
 
 
 def test_every_usage_error_names_help(tmp_path):

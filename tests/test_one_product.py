@@ -174,7 +174,7 @@ def test_a_study_address_with_a_typo_is_shown_whole(fixtures_platform):
     out = run_script("recompute_study.py", typo)
     assert out.returncode == 2 and out.stderr == (
         "recompute_study.py: cannot read the study: not a study address: %s (expected https://daishi.ai/u/"
-        "<handle>/studies/s_<8 hex digits>, its path /u/..., or a folder --save wrote)\n" % typo)
+        "<handle>/studies/s_<8 hex digits>, handle and id in lowercase, its path /u/..., or a folder --save wrote)\n" % typo)
 
 
 def test_a_differing_study_figure_is_marked_as_a_match_figure(conformance_platform):

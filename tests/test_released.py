@@ -57,7 +57,7 @@ def study(script, *argv, env=None):
                           capture_output=True, text=True, env=full, timeout=120)
 
 
-SAYS = ", and this is recompute_study.py 3.1: its VERSION and its shared block must be this script's"
+SAYS = ", this is recompute_study.py 3.1: its VERSION and shared block must be this script's"
 
 
 @pytest.mark.parametrize("change,says", [
@@ -71,7 +71,7 @@ def test_a_recompute_py_of_another_release_is_refused(tmp_path, change, says):
         asked = list(p.requests)
     assert out.returncode == 2 and out.stdout == "", out.stderr
     assert says in out.stderr and str(tmp_path / "recompute.py") in out.stderr, out.stderr
-    assert "put this release's recompute.py beside this script" in out.stderr
+    assert "put this release's beside it" in out.stderr
     assert asked == [] and "fault of this script" not in out.stderr
 
 
@@ -335,5 +335,6 @@ def test_a_file_of_the_users_is_never_kept_as_what_the_platform_served(tmp_path,
     out = study(REPO / "recompute_study.py", "http://127.0.0.1:9" + "/u/kim/studies/s_eee65f53",
                 "--save", tmp_path / "s", option, given)
     assert out.returncode == 2 and out.stdout == "" and not (tmp_path / "s").exists()
-    assert out.stderr == ("recompute_study.py: --save keeps what is downloaded, and %s is a file of "
-                          "yours: leave one out (see recompute_study.py --help)\n" % option)
+    assert out.stderr == ("recompute_study.py: --save keeps what is downloaded, not a file of yours "
+                          "(--trials, --seats, --page, --recipe): leave one out (see recompute_study.py "
+                          "--help)\n")
