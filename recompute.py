@@ -1435,7 +1435,7 @@ def match_verdict(results, failures, changes, batch):
 # ------------------------------------------------------------------ gather a match
 # A match's files by name, as --save keeps them: export/<N>.json, report.json (report/<V>.json
 # under --rubric V); and playing.json, the platform's 409 while the match is still playing, read
-# in a copy laid out as the platform serves it (--save keeps a match only once it is read).
+# in a copy laid out as the platform serves it (--save keeps none: a 409 is no record).
 MATCH_FILE = r"(export/[1-9][0-9]{0,4}|report|report/[0-9]\.[0-9]|playing)\.json"
 ADDRESS = re.compile(
     r"(https?://[^/?#\s]+(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*?)"  # a mirror's prefix: no . or ..

@@ -98,6 +98,14 @@ def test_the_first_screen_installs_into_a_virtual_environment_and_tests_as_ci_do
     assert "  python3 -m pytest -q -rs -n auto tests  # the test command README.md gives" in ci
 
 
+def test_the_first_screen_says_what_is_skipped_without_the_corpus_and_why():
+    readme = (REPO / "README.md").read_text("utf-8")
+    section = readme.split("\n## Start here\n", 1)[1].split("\n## ", 1)[0]
+    said = re.search(r"conformance corpus beside the clone\s+\(`\.\./shared/conformance`: .*? the (\d+) tests that "
+                     r"run it are reported\s+skipped, each saying so", section, re.S)
+    assert said and int(said.group(1)) > 300, section
+
+
 def test_the_first_command_audits_a_bundled_match_and_says_what_it_read():
     [first] = [c for c in start_here() if c.startswith("python3 recompute.py ")]
     out = subprocess.run([sys.executable] + first.split()[1:], cwd=REPO, capture_output=True, text=True,
