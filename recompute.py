@@ -611,10 +611,6 @@ def shown(value):
     return cut(repr(value) if isinstance(value, float) else json.dumps(value), 40)
 
 
-def cut(s, width):
-    return s if len(s) <= width else s[: width - 3] + "..."
-
-
 # rubric.md §11: each form of a field: its words in an error, its values' types.
 FORMS = {
     "count": ("an integer from 0 to 2**53", {int}),
@@ -1251,19 +1247,9 @@ def print_table(w, seats):
     cols += [
         [key] + [cut(text(s[key]), n) for s in seats] for key, n in (("name", 24), ("model", 30))
     ]
-    first, *cols = [
-        [c.ljust(max(map(len, col))) for c in col]
-        for col in [["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols
-    ]
-    tables = [[first]]
-    width = terminal_width()
-    for col in cols:
-        if len(tables[-1]) > 1 and len("  ".join(c[0] for c in tables[-1] + [col])) > width:
-            tables.append([first])
-        tables[-1].append(col)
     w("\n")
-    for table in tables:
-        w("".join("  ".join(row).rstrip() + "\n" for row in zip(*table)))
+    for line in bands([["seat"] + [cut(text(s["agentId"]), 24) for s in seats]] + cols):
+        w(line + "\n")
     if any(r["same"] is not True for s in seats for r in s["figures"]):
         put(w, "a/b: published a, recomputed b where they differ; (a/b): shown, not compared")
 
@@ -1743,13 +1729,11 @@ def audit_matches(args, old):
             if args.save and isinstance(key, tuple):  # a download: kept whole, or nothing kept
                 err = Unreadable("%s (%s)" % (err, "kept in " + kept if kept else "nothing kept"))
             failures.append(failure(label, err))
+    status = max([r["exit"] for r in results] + [f["exit"] for f in failures])
+    if args.json and not results and len(failures) == 1:  # the error, as fail() gives one
+        return fail(failures[0]["error"], True, status)
     for f in failures:
         say("recompute.py: " + f["error"])
-    status = max([r["exit"] for r in results] + [f["exit"] for f in failures])
-    if args.json and not results and len(failures) == 1:  # the error, said above, as a document
-        line = one_line("recompute.py: " + failures[0]["error"])
-        print_json({"script": SCRIPT, "version": VERSION, "exit": status, "error": line})
-        return status
     print_matches(args, results, failures, status, batch, old, count, changes)
     return status
 
@@ -2010,6 +1994,18 @@ def terminal_width():
     return max(60, min(100, shutil.get_terminal_size((100, 24)).columns))
 
 
+def bands(columns):
+    """A table's lines: its columns (each its head, then a cell a row) padded to their widest cell,
+    in bands that each fit the terminal, the first column leading each."""
+    first, *rest = [[c.ljust(max(map(len, column))) for c in column] for column in columns]
+    out, width = [[first]], terminal_width()
+    for column in rest:
+        if len(out[-1]) > 1 and len("  ".join(c[0] for c in out[-1] + [column])) > width:
+            out.append([first])
+        out[-1].append(column)
+    return ["  ".join(row).rstrip() for band in out for row in zip(*band)]
+
+
 def wrapped(line, width):
     """A line escaped, and where wider than width broken into lines that go on indented four
     spaces: at a space, the line ending ` \\`; where no space is near, after a / (in an address)
@@ -2072,9 +2068,10 @@ def verdict_line(named):
 
 def fail(message, as_json, status=2):
     """A run that ends on an error: one line on stderr, and under --json a document on stdout."""
-    line = one_line("%s: %s" % (Running.script, message))
-    say(line)
+    message = "%s: %s" % (Running.script, message)
+    say(message)
     if as_json:
+        line = one_line(message)
         print_json(
             {"script": Running.script, "version": Running.version, "exit": status, "error": line}
         )
@@ -2664,7 +2661,12 @@ def clipped(value):
     """A value of a record as one short line: a string as it is, another value as JSON writes it
     (a float as repr), 40 characters at most."""
     text = value if isinstance(value, str) else json.dumps(value)  # a float as its repr
-    return one_line(text if len(text) <= 40 else text[:37] + "...", 40)
+    return one_line(cut(text, 40), 40)
+
+
+def cut(s, width):
+    """s as it is, or where longer than width its first width - 3 characters and "..."."""
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 class Changes:

@@ -1327,10 +1327,6 @@ def find_reading(profile, study_id):
 
 
 # ---------------------------------------------------------------- reporting
-def cut(s, width):
-    return s if len(s) <= width else s[: width - 3] + "..."
-
-
 def _cell(value):
     return "none" if value is None else cut(_shown(value), LABEL_CHARACTERS)
 
@@ -1343,7 +1339,7 @@ def _difference(f, form=" %+d"):
 def _figure_tables(figures, values, wrong):
     """A table per comparison, arm and model (a row each, a column per figure), a cell holding
     published/recomputed where they differ."""
-    lines, differ, width = [], [f for f in figures if f["same"] is False], terminal_width()
+    lines, differ = [], [f for f in figures if f["same"] is False]
     for kind in ("comparison", "arm", "model"):
         rows, columns = {}, {}
         for f in (f for f in figures if kind in f["key"]):
@@ -1355,18 +1351,8 @@ def _figure_tables(figures, values, wrong):
             [cut(name.split(" ", 1)[1], 36)] + [" ".join(cells.get(c, ["-"])) for c in columns]
             for name, cells in rows.items()
         ]
-        if rows:  # columns padded to their widest cell, cut into bands that each fit the terminal
-            head, bands = [kind + "s", *columns], [[0]]
-            widths = [max(map(len, column)) for column in zip(head, *table)]
-            for i in range(1, len(head)):
-                if len(bands[-1]) > 1 and sum(widths[j] + 2 for j in bands[-1]) + widths[i] > width:
-                    bands.append([0])
-                bands[-1].append(i)
-            lines += [""] + [
-                "  ".join(r[i].ljust(widths[i]) for i in band).rstrip()
-                for band in bands
-                for r in [head] + table
-            ]
+        if rows:
+            lines += [""] + bands(list(zip([kind + "s", *columns], *table)))
     if differ:
         lines += ["", "a/b: published a, recomputed b where they differ"]
     lines += [
@@ -2094,6 +2080,18 @@ def terminal_width():
     return max(60, min(100, shutil.get_terminal_size((100, 24)).columns))
 
 
+def bands(columns):
+    """A table's lines: its columns (each its head, then a cell a row) padded to their widest cell,
+    in bands that each fit the terminal, the first column leading each."""
+    first, *rest = [[c.ljust(max(map(len, column))) for c in column] for column in columns]
+    out, width = [[first]], terminal_width()
+    for column in rest:
+        if len(out[-1]) > 1 and len("  ".join(c[0] for c in out[-1] + [column])) > width:
+            out.append([first])
+        out[-1].append(column)
+    return ["  ".join(row).rstrip() for band in out for row in zip(*band)]
+
+
 def wrapped(line, width):
     """A line escaped, and where wider than width broken into lines that go on indented four
     spaces: at a space, the line ending ` \\`; where no space is near, after a / (in an address)
@@ -2156,9 +2154,10 @@ def verdict_line(named):
 
 def fail(message, as_json, status=2):
     """A run that ends on an error: one line on stderr, and under --json a document on stdout."""
-    line = one_line("%s: %s" % (Running.script, message))
-    say(line)
+    message = "%s: %s" % (Running.script, message)
+    say(message)
     if as_json:
+        line = one_line(message)
         print_json(
             {"script": Running.script, "version": Running.version, "exit": status, "error": line}
         )
@@ -2748,7 +2747,12 @@ def clipped(value):
     """A value of a record as one short line: a string as it is, another value as JSON writes it
     (a float as repr), 40 characters at most."""
     text = value if isinstance(value, str) else json.dumps(value)  # a float as its repr
-    return one_line(text if len(text) <= 40 else text[:37] + "...", 40)
+    return one_line(cut(text, 40), 40)
+
+
+def cut(s, width):
+    """s as it is, or where longer than width its first width - 3 characters and "..."."""
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 class Changes:
