@@ -36,16 +36,16 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   proxy_for (line 2439) the proxy variables; Network.connection (line 2272) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2006) and Help (line 2792) the terminal's size (COLUMNS, LINES);
-  progress (line 2051) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2698) makes DIR
+  terminal_width (line 1993) and Help (line 2797) the terminal's size (COLUMNS, LINES);
+  progress (line 2050) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2703) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
-  os.urandom names it), named for removal before it exists; keep (line 2743) writes into it, each
-  write through writing (line 2717) under the lock that Ctrl-C takes: export/ and report/
-  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2726) makes
+  os.urandom names it), named for removal before it exists; keep (line 2748) writes into it, each
+  write through writing (line 2722) under the lock that Ctrl-C takes: export/ and report/
+  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2731) makes
   DIR/<match id> empty (os.mkdir: refused where that name is taken) and renames the new folder
-  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2736) removes the
-  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2818) puts back
+  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2741) removes the
+  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2823) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
@@ -54,8 +54,8 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - Read, only the files named on the command line and inside them: read_file (line 2529), the one
   function that reads a file's bytes (a saved copy through read_copy (line 2556), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1578), the one that
-  lists a folder's names; release (line 2803) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1531), the one that
+  lists a folder's names; release (line 2808) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -64,9 +64,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1557), folder_names (line 1578), folder_holds (line 1586),
-  against_copy (line 1662), sources_for (line 1767), saved_source (line 1818),
-  saved_folders (line 1824), not_a_target (line 1864), download (line 1505) and save (line 1757):
+  saved_match (line 1510), folder_names (line 1531), folder_holds (line 1539),
+  against_copy (line 1615), sources_for (line 1718), saved_source (line 1769),
+  saved_folders (line 1775), not_a_target (line 1815), download (line 1458) and save (line 1708):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -135,18 +135,7 @@ COUNTED_EVENTS = dict(
 TRUSTED = "messages sent per seat (raw.messagesSent: the export leaves direct messages out)"
 
 
-# --- §1 arithmetic
-def hu(x, places):
-    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to
-    round."""
-    scale = 10.0**places  # exactly 1, 10, 100 or 1000
-    return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
-
-
-def clamp(x):
-    return min(max(x, 0), 100)
-
-
+# --- §1 arithmetic (half up, hu, in the shared block: the study's checks round by it too)
 def running_sum(terms):
     """Left to right from 0.0: the platform never compensates its sums."""
     total = 0.0
@@ -445,28 +434,6 @@ def index_stocks(seat, circular):
     if circular <= 0:
         return seat["wealth"], seat["reputation"]
     return hu(seat["wealth"] - 2 * circular, 3), hu(seat["reputation"] - circular, 3)
-
-
-def fitness_index(dims):
-    survival, economy, social, adaptation, competitiveness = dims
-    return hu(
-        clamp(
-            0.25 * survival
-            + 0.25 * economy
-            + 0.2 * social
-            + 0.15 * adaptation
-            + 0.15 * competitiveness
-        ),
-        1,
-    )
-
-
-def grade_of(index, dims, rubric):
-    """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
-    grade = "ABCDF"[
-        sum(index < floor for floor in (80, 65, 50, 35))
-    ]  # the floors it falls short of
-    return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 
 def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
@@ -1924,8 +1891,9 @@ def failure(source, err):
 
 # ==================================================================== the shared block
 # From here to the block's end, the same text in recompute.py and recompute_study.py (a test
-# holds them to it): audited once. In the order a run uses it: the terminal and its one
-# escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
+# holds them to it): audited once. rubric.md's half up, Fitness Index and grade (recompute.py
+# scores by them, the study checks each scorecard by them); then in the order a run uses it: the
+# terminal and its one escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
 # one function that sends requests; read_copy, the one that reads a saved copy), comparing two
 # copies, keeping one (keep, the one function that writes files), and running the command.
 OUTSIDE = set(globals())  # the names defined before this block: the rest, to its end, its own
@@ -1977,6 +1945,41 @@ class Busy(Unreadable):
 
 class Altered(Unreadable):
     """A saved copy whose files are not those its saved.json lists: a failed check, exit 1."""
+
+
+# ------------------------------------------------------------------ rubric.md §1 and §8
+def hu(x, places):
+    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to
+    round."""
+    scale = 10.0**places  # exactly 1, 10, 100 or 1000
+    return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
+
+
+def clamp(x):
+    return min(max(x, 0), 100)
+
+
+def fitness_index(dims):
+    """rubric.md §8: the five dimensions' weighted sum, within 0 to 100, half up to tenths."""
+    survival, economy, social, adaptation, competitiveness = dims
+    return hu(
+        clamp(
+            0.25 * survival
+            + 0.25 * economy
+            + 0.2 * social
+            + 0.15 * adaptation
+            + 0.15 * competitiveness
+        ),
+        1,
+    )
+
+
+def grade_of(index, dims, rubric):
+    """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
+    grade = "ABCDF"[
+        sum(index < floor for floor in (80, 65, 50, 35))
+    ]  # the floors it falls short of
+    return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 
 def one_line(message, limit=MAX_SHOWN):

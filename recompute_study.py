@@ -23,50 +23,50 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2249), in the shared block, through
-  Network.request (line 2294), Network.exchange (line 2326), Network.connection (line 2356) and
-  ask (line 2385): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2268), in the shared block, through
+  Network.request (line 2313), Network.exchange (line 2345), Network.connection (line 2375) and
+  ask (line 2404): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2523)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2542)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2580) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2523) the proxy variables; Network.connection (line 2356) opens connections:
+- The environment read: settings (line 2599) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2542) the proxy variables; Network.connection (line 2375) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2090) and Help (line 2876) the terminal's size (COLUMNS, LINES);
-  progress (line 2135) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2782) makes DIR's parent
+  terminal_width (line 2096) and Help (line 2900) the terminal's size (COLUMNS, LINES);
+  progress (line 2153) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2806) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2827) writes into such a folder, each write through writing (line 2801) under
+  exists; keep (line 2851) writes into such a folder, each write through writing (line 2825) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2810) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2834) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2820) removes a
-  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2902) puts back
+  empty one where it fails): each match's copy, then the study's; discard (line 2844) removes a
+  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2926) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130). _records (line 1265) sets the csv module's field
+  "interrupted" and ends it by os._exit(130). _records (line 1249) sets the csv module's field
   size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2613), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2640), every file
+- Read, only the files named on the command line and inside them: read_file (line 2632), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2659), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2887) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1822) reads recompute.py from this script's folder once (and this script's
+  release (line 2911) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1792) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
-  prints as it loads not shown), and names it with its sha256. folder_names (line 1695) lists a
+  prints as it loads not shown), and names it with its sha256. folder_names (line 1665) lists a
   folder's names.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
@@ -76,9 +76,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1822) and _records (line 1265) (above), run (line 1887),
-  match_result (line 1094), gather_match (line 1137), Gather (line 1618), audit_study (line 1915)
-  saved_study (line 1703) and folder_names (line 1695): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1792) and _records (line 1249) (above), run (line 1857),
+  match_result (line 1078), gather_match (line 1121), Gather (line 1588), audit_study (line 1885)
+  saved_study (line 1673) and folder_names (line 1665): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -290,26 +290,6 @@ def focal_value(values):
     return math.floor(x) if math.isfinite(x) else None
 
 
-def blended_index(seat):
-    """The Fitness Index, in tenths, that the seat's five dimensions blend to (rubric.md §8)."""
-    survival, economy, social, adaptation, competitiveness = (float(seat[d]) for d in DIMENSIONS)
-    blend = (
-        0.25 * survival + 0.25 * economy + 0.2 * social + 0.15 * adaptation + 0.15 * competitiveness
-    )
-    return math.floor(min(max(blend, 0.0), 100.0) * 10.0 + 0.5)
-
-
-def grade_for(index, dimensions, rubric):
-    """rubric.md §8 in tenths: A from 80, B 65, C 50, D 35 (the floors it falls short of); from
-    rubric 2.0 an A or B needs three dimensions ≥ 50."""
-    grade = "ABCDF"[sum(index < floor for floor in (800, 650, 500, 350))]
-    return (
-        "C"
-        if rubric != "1.0" and grade in "AB" and sum(d >= 500 for d in dimensions) < 3
-        else grade
-    )
-
-
 def scorecard_fault(seat):
     """Why a seat's fitness index or grade is not what §3 says, or None."""
     fields = ("fitness_index", "grade") + DIMENSIONS
@@ -321,13 +301,11 @@ def scorecard_fault(seat):
     rubric, index, grade = seat["rubric"], seat["fitness_index"], seat["grade"]
     if rubric not in RUBRICS:
         return "names rubric %r" % rubric
-    blended = blended_index(seat)
-    if blended != exact_units(index, 1):
-        return "fitness_index %s, its dimensions blend to %s" % (
-            index,
-            print_figure(blended / 10, 1),
-        )
-    expected = grade_for(blended, [exact_units(seat[d], 1) for d in DIMENSIONS], rubric)
+    dimensions = [float(seat[d]) for d in DIMENSIONS]
+    blended = fitness_index(dimensions)  # rubric.md §8, as recompute.py computes it
+    if blended != float(index):
+        return "fitness_index %s, its dimensions blend to %s" % (index, print_figure(blended, 1))
+    expected = grade_of(blended, dimensions, rubric)
     if grade != expected:
         return "grade %s, its index and dimensions give %s" % (grade, expected)
 
@@ -477,8 +455,8 @@ def print_comparison_figure(x, places):
 
 # --- §7 figures and checks
 class Result:
-    """Figures {key, label, published, recomputed, same, difference[, reason]}, checks (name,
-    agrees, detail)."""
+    """Figures {key, label, published, recomputed, same, difference[, reason]}, checks {check,
+    agrees, detail} (check_of)."""
 
     matches = None  # §8, under --matches: each match's audit and its rows' differences,
     differences = ()  # and all those differences in order
@@ -499,6 +477,12 @@ class Result:
                 **more,
             )
         )
+
+
+def check_of(name, fault):
+    """A check as data, as recompute.py gives one: it agrees where `fault` is false, else fails
+    with the fault as its detail."""
+    return {"check": name, "agrees": not fault, "detail": fault or None}
 
 
 def _shown(page):
@@ -593,10 +577,10 @@ def comparison_figures(result, arm, label, ours, page, terms):
     if withheld is not None:
         name = "comparison %d: verdict withheld (%s), none beside none" % (arm, _shown(withheld))
         detail = None if shown is None else "the page shows %s" % _shown(shown)
-        checks.append((0, (name, shown is None, detail)))
+        checks.append((0, check_of(name, detail)))
     if terms.effect == "log_ratio":
         name = "comparison %d: every value of its pairs above 0 (log ratio)" % arm
-        checks.append((1, (name, ours.positive, None)))
+        checks.append((1, {"check": name, "agrees": ours.positive, "detail": None}))
     return checks
 
 
@@ -861,8 +845,8 @@ def recompute_reading(study_id, trials, seats, reading, rho):
     if terms.bounds is not None:
         name = "every value within %s's range [%s, %s]" % (terms.metric, *terms.bounds)
         fault = first_fault(terms.outside, lambda row: "value " + row["value"])
-        later.append((2, (name, not fault, fault or None)))
-    result.checks += [(name, not fault, fault or None) for name, fault in checks]
+        later.append((2, check_of(name, fault)))
+    result.checks += [check_of(*check) for check in checks]
     result.checks += [check for _, check in sorted(later, key=operator.itemgetter(0))]
     if not terms.seat_score:
         card = _shown(reading.get("range")), terms.direction
@@ -1081,8 +1065,8 @@ def end_to_end(rc, study, trials, seats, result):
     )
     roster = faults and faults[0] + " (and %d more)" % (len(faults) - 1) * (len(faults) > 1)
     result.checks += [
-        (name, not fault, fault or None)
-        for name, fault in (
+        check_of(*check)
+        for check in (
             ("every trials.csv row with a value names its match", unnamed),
             ("no match is named by two trials.csv rows", twice),
             ("every match's roster has one seats.csv row per seat, and no more", roster),
@@ -1419,7 +1403,7 @@ def report_text(header, result, every):
 def check_lines(result, every):
     """The checks that fail (--all: every check), numbered, then how many of the others agree;
     each match; the counts kept apart; what is taken on trust."""
-    shown = [(n, *check) for n, check in enumerate(result.checks, 1) if every or not check[1]]
+    shown = [(n, *c.values()) for n, c in enumerate(result.checks, 1) if every or not c["agrees"]]
     lines = ["", "checks"] + [
         "%3d. %s: %s%s"
         % (
@@ -1474,7 +1458,7 @@ def study_verdict(result):
         + ["%s %s" % (mid, d["label"]) for mid, a in audits for d in a["differs"]]
         + ["%(file)s line %(line)d %(column)s" % d for d in result.differences]
     )
-    fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check[1]]
+    fails = ["check %d" % n for n, check in enumerate(result.checks, 1) if not check["agrees"]]
     fails += ["%s %s" % (mid, one_line(c["check"])) for mid, a in audits for c in a["checksFailed"]]
     return verdict_line(
         [
@@ -1494,7 +1478,7 @@ def _summary(result):
         "figuresSame": same[True],
         "figuresNotRecomputed": same[None],
         "figuresCompared": len(result.figures),
-        "checksAgree": sum(c[1] for c in result.checks),
+        "checksAgree": sum(c["agrees"] for c in result.checks),
         "checksMade": len(result.checks),
     }
     matches = result.matches
@@ -1925,7 +1909,7 @@ def audit_study(args, rc, folder, copy, old, origin, handle, study_id, address, 
         keep(staged, gather.files, about, args.save)
         gather.used["kept in"] = _shown(args.save)
     sames = [f["same"] for f in result.figures]  # None: not recomputed (exit 2)
-    agree = False not in sames and all(c[1] for c in result.checks) and not count
+    agree = False not in sames and all(c["agrees"] for c in result.checks) and not count
     status = max([1 - agree, 2 * (None in sames)] + [m["exit"] for m in result.matches or []])
     result.changed = count
     line = copy and saved_line(copy[0])
@@ -1966,7 +1950,7 @@ def print_report(args, study_id, address, copy, gather, terms, result, status, o
         if result.matches is not None:
             out.update(matches=result.matches, differences=result.differences)
         out.update(
-            checks=[dict(zip(("check", "agrees", "detail"), check)) for check in result.checks],
+            checks=result.checks,
             trusted=result.trust,
             verdict=study_verdict(result),
         )
@@ -2010,8 +1994,9 @@ def main(argv=None):
 
 # ==================================================================== the shared block
 # From here to the block's end, the same text in recompute.py and recompute_study.py (a test
-# holds them to it): audited once. In the order a run uses it: the terminal and its one
-# escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
+# holds them to it): audited once. rubric.md's half up, Fitness Index and grade (recompute.py
+# scores by them, the study checks each scorecard by them); then in the order a run uses it: the
+# terminal and its one escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
 # one function that sends requests; read_copy, the one that reads a saved copy), comparing two
 # copies, keeping one (keep, the one function that writes files), and running the command.
 OUTSIDE = set(globals())  # the names defined before this block: the rest, to its end, its own
@@ -2063,6 +2048,41 @@ class Busy(Unreadable):
 
 class Altered(Unreadable):
     """A saved copy whose files are not those its saved.json lists: a failed check, exit 1."""
+
+
+# ------------------------------------------------------------------ rubric.md §1 and §8
+def hu(x, places):
+    """Half up to `places` decimals on the double itself (rubric.md §1); x if too large to
+    round."""
+    scale = 10.0**places  # exactly 1, 10, 100 or 1000
+    return math.floor(x * scale + 0.5) / scale if math.isfinite(x * scale) else x
+
+
+def clamp(x):
+    return min(max(x, 0), 100)
+
+
+def fitness_index(dims):
+    """rubric.md §8: the five dimensions' weighted sum, within 0 to 100, half up to tenths."""
+    survival, economy, social, adaptation, competitiveness = dims
+    return hu(
+        clamp(
+            0.25 * survival
+            + 0.25 * economy
+            + 0.2 * social
+            + 0.15 * adaptation
+            + 0.15 * competitiveness
+        ),
+        1,
+    )
+
+
+def grade_of(index, dims, rubric):
+    """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
+    grade = "ABCDF"[
+        sum(index < floor for floor in (80, 65, 50, 35))
+    ]  # the floors it falls short of
+    return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 
 def one_line(message, limit=MAX_SHOWN):

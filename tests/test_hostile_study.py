@@ -1723,8 +1723,7 @@ def big_study(root, pairs, effect, seed=20261130):
 
 
 def grade(fitness):
-    tenths = int(fitness.replace(".", ""))
-    return GRADER.grade_for(tenths, [tenths] * 5, "2.4")
+    return GRADER.grade_of(float(fitness), [float(fitness)] * 5, "2.4")
 
 
 GRADER = load_script("recompute_study")

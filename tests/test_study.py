@@ -386,14 +386,19 @@ def test_exact_units_never_passes_through_a_float():
     assert rs.exact_units("33.1", 1) == 331
 
 
+def blended(seat):
+    """The index a seat's printed dimensions blend to (rubric.md §8, the scripts' shared code)."""
+    return rs.fitness_index([float(seat[d]) for d in rs.DIMENSIONS])
+
+
 def test_scorecard_blend_and_grade():
     seat = {"fitness_index": "67.0", "grade": "B", "rubric": "2.4", "survival": "90.0",
             "economy": "90.0", "social": "50.0", "adaptation": "40.0", "competitiveness": "40.0"}
-    assert rs.blended_index(seat) == 670      # 22.5 + 22.5 + 10 + 6 + 6
-    seat["fitness_index"] = rs.print_figure(rs.blended_index(seat) / 10, 1)
+    assert blended(seat) == 67.0      # 22.5 + 22.5 + 10 + 6 + 6
+    seat["fitness_index"] = rs.print_figure(blended(seat), 1)
     assert rs.scorecard_fault(seat) is None
     seat["social"] = "49.9"        # only two dimensions at 50 or more: a B reads C
-    seat["fitness_index"] = rs.print_figure(rs.blended_index(seat) / 10, 1)
+    seat["fitness_index"] = rs.print_figure(blended(seat), 1)
     assert "give C" in rs.scorecard_fault(seat)
     seat["grade"] = "C"
     assert rs.scorecard_fault(seat) is None
