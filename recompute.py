@@ -20,42 +20,42 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2169), in the shared block, through
-  Network.request (line 2214), Network.exchange (line 2246), Network.connection (line 2276) and
-  ask (line 2305): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2170), in the shared block, through
+  Network.request (line 2215), Network.exchange (line 2247), Network.connection (line 2277) and
+  ask (line 2306): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2443)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2444)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2500) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2443) the proxy variables; Network.connection (line 2276) opens connections:
+- The environment read: settings (line 2501) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2444) the proxy variables; Network.connection (line 2277) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 1993) and Help (line 2801) the terminal's size (COLUMNS, LINES);
-  progress (line 2050) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2707) makes DIR
+  terminal_width (line 1994) and Help (line 2802) the terminal's size (COLUMNS, LINES);
+  progress (line 2051) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2708) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
-  os.urandom names it), named for removal before it exists; keep (line 2752) writes into it, each
-  write through writing (line 2726) under the lock that Ctrl-C takes: export/ and report/
-  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2735) makes
+  os.urandom names it), named for removal before it exists; keep (line 2753) writes into it, each
+  write through writing (line 2727) under the lock that Ctrl-C takes: export/ and report/
+  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2736) makes
   DIR/<match id> empty (os.mkdir: refused where that name is taken) and renames the new folder
-  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2745) removes the
-  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2827) puts back
+  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2746) removes the
+  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2828) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2533), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2560), every file
+- Read, only the files named on the command line and inside them: read_file (line 2534), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2561), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1531), the one that
-  lists a folder's names; release (line 2812) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1532), the one that
+  lists a folder's names; release (line 2813) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -64,9 +64,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1510), folder_names (line 1531), folder_holds (line 1539),
-  against_copy (line 1615), sources_for (line 1718), saved_source (line 1769),
-  saved_folders (line 1775), not_a_target (line 1815), download (line 1458) and save (line 1708):
+  saved_match (line 1511), folder_names (line 1532), folder_holds (line 1540),
+  against_copy (line 1616), sources_for (line 1719), saved_source (line 1770),
+  saved_folders (line 1776), not_a_target (line 1816), download (line 1459) and save (line 1709):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -414,7 +414,8 @@ def competitiveness_score(seat, rank, wealth, field_size):
     return hu(c / 2 if seat["status"] == "dead" else c, 1)
 
 
-# --- §7 circular reputation (2.4), §8 the index, grade, achievements
+# --- §7 circular reputation (2.4), §8 the index, grade (fitness_index, grade_of: in the shared
+# block, the study checks each scorecard by them), achievements
 def circular_reputation(ledger, sid):
     """(circular, estimated): hu(Σ points × (1 − net share), 3) over partners."""
     if ledger is None:

@@ -46,9 +46,10 @@ SEED = 20261115
 def seat_scores(rng, shift):
     dims = [min(max(rng.gauss(55 + shift, 14), 0.0), 100.0) for _ in rs.DIMENSIONS]
     seat = {d: rs.print_figure(v, 1) for d, v in zip(rs.DIMENSIONS, dims)}
-    index = rs.blended_index(seat)
-    seat["fitness_index"] = rs.print_figure(index / 10.0, 1)
-    seat["grade"] = rs.grade_for(index, [rs.exact_units(seat[d], 1) for d in rs.DIMENSIONS], "2.4")
+    printed = [float(seat[d]) for d in rs.DIMENSIONS]
+    index = rs.fitness_index(printed)
+    seat["fitness_index"] = rs.print_figure(index, 1)
+    seat["grade"] = rs.grade_of(index, printed, "2.4")
     return seat
 
 
