@@ -20,42 +20,42 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2170), in the shared block, through
-  Network.request (line 2215), Network.exchange (line 2247), Network.connection (line 2277) and
-  ask (line 2306): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2171), in the shared block, through
+  Network.request (line 2216), Network.exchange (line 2248), Network.connection (line 2278) and
+  ask (line 2307): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2444)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2445)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2501) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2444) the proxy variables; Network.connection (line 2277) opens connections:
+- The environment read: settings (line 2502) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2445) the proxy variables; Network.connection (line 2278) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 1994) and Help (line 2802) the terminal's size (COLUMNS, LINES);
-  progress (line 2051) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2708) makes DIR
+  terminal_width (line 1995) and Help (line 2803) the terminal's size (COLUMNS, LINES);
+  progress (line 2052) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2709) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
-  os.urandom names it), named for removal before it exists; keep (line 2753) writes into it, each
-  write through writing (line 2727) under the lock that Ctrl-C takes: export/ and report/
-  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2736) makes
+  os.urandom names it), named for removal before it exists; keep (line 2754) writes into it, each
+  write through writing (line 2728) under the lock that Ctrl-C takes: export/ and report/
+  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2737) makes
   DIR/<match id> empty (os.mkdir: refused where that name is taken) and renames the new folder
-  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2746) removes the
-  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2828) puts back
+  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2747) removes the
+  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2829) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2534), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2561), every file
+- Read, only the files named on the command line and inside them: read_file (line 2535), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2562), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
   read unverified, and its audit's first line says so); folder_names (line 1532), the one that
-  lists a folder's names; release (line 2813) reads this script's own file for its sha256.
+  lists a folder's names; release (line 2814) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -1894,9 +1894,10 @@ def failure(source, err):
 # From here to the block's end, the same text in recompute.py and recompute_study.py (a test
 # holds them to it): audited once. rubric.md's half up, Fitness Index and grade (recompute.py
 # scores by them, the study checks each scorecard by them); then in the order a run uses it: the
-# terminal and its one escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
-# one function that sends requests; read_copy, the one that reads a saved copy), comparing two
-# copies, keeping one (keep, the one function that writes files), and running the command.
+# terminal and its one escaping function (one_line), the JSON reader, gathering a record's files
+# (Network.get, the one function that sends requests; read_copy, the one that reads a saved copy),
+# comparing two copies, keeping one (keep, the one function that writes files), and running the
+# command.
 OUTSIDE = set(globals())  # the names defined before this block: the rest, to its end, its own
 MAX_SHOWN = 300  # characters of a record's or server's text shown, then a marker
 MAX_LISTED = 40  # lines of a long list shown, then "... and N more"

@@ -23,46 +23,46 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2269), in the shared block, through
-  Network.request (line 2314), Network.exchange (line 2346), Network.connection (line 2376) and
-  ask (line 2405): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2270), in the shared block, through
+  Network.request (line 2315), Network.exchange (line 2347), Network.connection (line 2377) and
+  ask (line 2406): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2543)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2544)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2600) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2543) the proxy variables; Network.connection (line 2376) opens connections:
+- The environment read: settings (line 2601) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2544) the proxy variables; Network.connection (line 2377) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2093) and Help (line 2901) the terminal's size (COLUMNS, LINES);
-  progress (line 2150) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2807) makes DIR's parent
+  terminal_width (line 2094) and Help (line 2902) the terminal's size (COLUMNS, LINES);
+  progress (line 2151) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2808) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2852) writes into such a folder, each write through writing (line 2826) under
+  exists; keep (line 2853) writes into such a folder, each write through writing (line 2827) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2835) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2836) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2845) removes a
-  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2927) puts back
+  empty one where it fails): each match's copy, then the study's; discard (line 2846) removes a
+  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2928) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130). _records (line 1246) sets the csv module's field
   size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2633), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2660), every file
+- Read, only the files named on the command line and inside them: read_file (line 2634), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2661), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2912) reads this script's own file for its sha256. With --matches,
+  release (line 2913) reads this script's own file for its sha256. With --matches,
   load_recompute (line 1789) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
@@ -1993,9 +1993,10 @@ def main(argv=None):
 # From here to the block's end, the same text in recompute.py and recompute_study.py (a test
 # holds them to it): audited once. rubric.md's half up, Fitness Index and grade (recompute.py
 # scores by them, the study checks each scorecard by them); then in the order a run uses it: the
-# terminal and its one escaping function (one_line), the JSON reader, gathering a record's files (Network.get, the
-# one function that sends requests; read_copy, the one that reads a saved copy), comparing two
-# copies, keeping one (keep, the one function that writes files), and running the command.
+# terminal and its one escaping function (one_line), the JSON reader, gathering a record's files
+# (Network.get, the one function that sends requests; read_copy, the one that reads a saved copy),
+# comparing two copies, keeping one (keep, the one function that writes files), and running the
+# command.
 OUTSIDE = set(globals())  # the names defined before this block: the rest, to its end, its own
 MAX_SHOWN = 300  # characters of a record's or server's text shown, then a marker
 MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
