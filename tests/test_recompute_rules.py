@@ -250,7 +250,10 @@ def test_fitness_index_and_breadth_grade():
 # §2 structures replay
 
 def ev(seq, tick, kind, **kw):
-    return dict(seq=seq, tick=tick, type=kind, **kw)
+    """A structure event as the reader keeps it: (seq, tick, type, structureId, agentId, what it
+    builds or moves)."""
+    what = kw.get("structure", kw.get("items", kw.get("taken")))
+    return seq, tick, kind, kw["structureId"], kw["agentId"], what
 
 
 def test_structures_decay_repair_storehouse():
