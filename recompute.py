@@ -20,34 +20,34 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2114), in the shared block, through
+- Sent, and only by Network.get (line 2111), in the shared block, through
   Network.request (line 2160), Network.exchange (line 2192), Network.connection (line 2222) and
-  ask (line 2258): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+  ask (line 2251): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2368)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2361)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2416) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2368) the proxy variables; Network.connection (line 2222) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1967) and
-  Help (line 2667) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2600) makes DIR
+- The environment read: settings (line 2409) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2361) the proxy variables; Network.connection (line 2222) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1964) and
+  Help (line 2660) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2593) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
-  keep (line 2624) writes the files and saved.json into it, makes DIR/<match id> empty
+  keep (line 2617) writes the files and saved.json into it, makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
-  (os.rmdir of that empty one where the rename fails); discard (line 2618) removes the new
-  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2682) points a
+  (os.rmdir of that empty one where the rename fails); discard (line 2611) removes the new
+  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2675) points a
   closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C
   (130), a closed pipe (141), and once all is written (nothing torn down first); while the script
   loads, a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2442), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2469), every file
-  checked against saved.json); folder_names (line 1568), the one that lists a folder's names
+- Read, only the files named on the command line and inside them: read_file (line 2435), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2462), every file
+  checked against saved.json); folder_names (line 1565), the one that lists a folder's names
   (for folder_holds, saved_folders and saved_match).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
@@ -99,10 +99,7 @@ STRUCTURES = {
     "workshop": (120, 45),
     "market": (120, 60),
 }
-# the structure events, each with the field that says what it builds or moves
-STRUCTURE_EVENTS = dict(
-    build="structure", repair=None, deposit="items", withdraw="items", raid="taken"
-)
+STRUCTURE_EVENTS = "build repair deposit withdraw raid".split()
 DIMENSIONS = tuple("survival economy social adaptation competitiveness".split())
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
 COUNTERS = tuple("gather craft build repair move train attack raid trade dormant awake".split())
@@ -275,14 +272,12 @@ def net_share(received, given, values):
 def ledger_from_events(trades, values):
     """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid
     points (5 each way, 20 in all)."""
-    sides = defaultdict(list)  # (a, b), a the lower id: what a received and gave, trade by trade
+    flows = defaultdict(list)  # (from, to): the items that went that way, trade by trade
     points = defaultdict(int)
     paid_in_all = defaultdict(int)
     for giver, taker, give, receive in trades:
-        if giver < taker:
-            sides[giver, taker] += receive, give
-        else:
-            sides[taker, giver] += give, receive
+        flows[giver, taker].append(give)
+        flows[taker, giver].append(receive)
         for key in ((giver, taker), (taker, giver)) if give and receive else ():
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
@@ -291,20 +286,20 @@ def ledger_from_events(trades, values):
         {
             "a": a,
             "b": b,
-            "trades": len(items) // 2,
-            "netShare": net_share(totals(items[::2]), totals(items[1::2]), values),
+            "trades": len(flows[a, b]),
+            "netShare": net_share(totals(flows[b, a]), totals(flows[a, b]), values),
             "rep": {a: points[a, b], b: points[b, a]},
         }
-        for (a, b), items in sorted(sides.items())
+        for a, b in sorted(flows)
+        if a < b  # each pair once, a the lower id: a received flows[b, a]
     ]
 
 
 def totals(bundles):
     """Each item's quantity over the bundles ({item: quantity}; integers: any order)."""
-    seen = Counter(chain.from_iterable(map(dict.items, bundles)))  # each (item, quantity), in C
     out = Counter()
-    for (item, qty), times in seen.items():
-        out[item] += qty * times
+    for (item, qty), times in Counter(chain.from_iterable(map(dict.items, bundles))).items():
+        out[item] += qty * times  # each (item, quantity) counted in C first
     return out
 
 
@@ -912,7 +907,8 @@ def read_events(page, name, log):
     log["seq"] = seq + len(events)
     log["tick"] = events[-1]["tick"] if events else tick
     structures = []
-    for kind, (places, ticks, cols) in groups.items():
+    for kind, (group, cols) in groups.items():
+        ticks = (event["tick"] for event in group)  # read where a rule reads them
         if "agentId" in cols:
             log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
         if kind in ("agent_spawned", "agent_registered", "move"):  # (agentId, region or to)
@@ -929,8 +925,8 @@ def read_events(page, name, log):
                 pool_ticks.append(tick)
                 pool_units.append(units)
         if kind in STRUCTURE_EVENTS:  # (seq, tick, type, structureId, agentId, what it names)
-            seqs = map(seq.__add__, places)
-            what = cols.get(STRUCTURE_EVENTS[kind], repeat(None))
+            seqs = (event["seq"] for event in group)
+            what = cols.get("structure") or cols.get("items") or cols.get("taken") or repeat(None)
             structures += zip(seqs, ticks, repeat(kind), cols["structureId"], cols["agentId"], what)
     log["structures"] += sorted(structures)  # in log order: seq first
 
@@ -938,8 +934,7 @@ def read_events(page, name, log):
 def event_fault(events, seq, tick, log, groups):
     """A rule of §11 these events break, as (field, what was expected), `seq` being the first
     one's and `tick` the last tick before (the log's end and roster bound the rest): for one event,
-    the first it breaks. Else None, with groups[type] = (its events' places, ticks, {field:
-    column})."""
+    the first it breaks. Else None, with groups[type] = (its events, {field: column})."""
     first = events[0] if events else {}
     end = log["end"]
     if type(first) is not dict:  # the others: their columns below are None
@@ -958,13 +953,13 @@ def event_fault(events, seq, tick, log, groups):
         )
     if not fits(kinds, "text"):
         return "type", "expected a string, got %s" % shown(first.get("type"))
-    places = defaultdict(list)  # the types in the order they first appear
-    # each event's place onto its type's list: as `for` would, in C (a fifth of these checks)
-    any(map(list.append, map(places.__getitem__, kinds), range(len(events))))
-    for kind, at in places.items():
-        group = list(map(events.__getitem__, at))
+    lists = defaultdict(list)  # the types in the order they first appear
+    any(
+        map(list.append, map(lists.__getitem__, kinds), events)
+    )  # each onto its type's: a loop in C
+    for kind, group in lists.items():
         cols = {}
-        groups[kind] = at, list(map(ticks.__getitem__, at)), cols
+        groups[kind] = group, cols
         for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
             cols[key] = column(group, key, log["roster"] if form == "seat" else None)
             if not fits(cols[key], form):
@@ -1052,7 +1047,7 @@ def read_match(source, version):
         raw, name = source.page(number)
         page = check_page(parse_json(raw, name), number, first, name)
         if number == 1:
-            first = page
+            first = dict(page, events=())  # what the next pages are held to, not its events
             archive = read_archive(page, name, source)
             mid = archive["id"]
         if page.get("matchId", mid) != mid:
@@ -2113,8 +2108,11 @@ class Network:
 
     def get(self, url, what, named):
         """The one function that sends requests: the body of a 200 answer to GET url; `what`
-        names the file and `named` what named the server, in an error."""
-        online()
+        names the file and `named` what named the server, in an error. The modules a request
+        needs are imported at a run's first: a run offline starts without them, a fifth sooner."""
+        global http, ssl, urllib
+        import http.client, ssl, urllib.request
+
         while True:
             self.take_turn()
             try:
@@ -2248,13 +2246,6 @@ class Network:
         return conn, target.geturl() or "/", dict(headers, **more)
 
 
-def online():
-    """The modules a request needs, imported at a run's first: a run that sends none (offline)
-    starts without them, a fifth sooner."""
-    global http, socket, ssl, urllib
-    import http.client, socket, ssl, urllib.request
-
-
 def ask(conn, target, headers, deadline):
     """GET target on conn, its answer's head read, within the deadline; a kept-alive connection
     the server has closed since its last answer is opened again, once, silently."""
@@ -2290,7 +2281,7 @@ class Timed(io.RawIOBase):
     def readinto(self, buffer):
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise socket.timeout("no whole answer by the deadline")
+            raise TimeoutError("no whole answer by the deadline")
         self.sock.settimeout(left)
         return self.raw.readinto(buffer)
 

@@ -24,35 +24,35 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
 - Sent, and only by Network.get (line 2163), in the shared block, through
-  Network.request (line 2209), Network.exchange (line 2241), Network.connection (line 2271) and
-  ask (line 2307): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+  Network.request (line 2212), Network.exchange (line 2244), Network.connection (line 2274) and
+  ask (line 2303): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2417)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2413)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2465) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2417) the proxy variables; Network.connection (line 2271) the CA settings
+- The environment read: settings (line 2461) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2413) the proxy variables; Network.connection (line 2274) the CA settings
   (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2016) and
-  Help (line 2716) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2649) makes DIR's parent
+  Help (line 2712) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2645) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-* beside DIR (tempfile.mkdtemp; under --matches one inside it beside each match's
-  folder, from the thread that gathers it); keep (line 2673) writes the files and saved.json
+  folder, from the thread that gathers it); keep (line 2669) writes the files and saved.json
   into such a folder, makes the copy's name as an empty folder (os.mkdir: refused where that
   name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
-  the rename fails): each match's copy, then the study's; discard (line 2667) removes a new
-  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2731) points a closed
+  the rename fails): each match's copy, then the study's; discard (line 2663) removes a new
+  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2727) points a closed
   stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C (130), a
   closed pipe (141), and once all is written (nothing torn down first); while the script loads,
   a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2491), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2518), every file
+- Read, only the files named on the command line and inside them: read_file (line 2487), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2514), every file
   checked against saved.json); with --matches, load_recompute (line 1767) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose folder_names
   lists a match copy's folder.
@@ -2162,8 +2162,11 @@ class Network:
 
     def get(self, url, what, named):
         """The one function that sends requests: the body of a 200 answer to GET url; `what`
-        names the file and `named` what named the server, in an error."""
-        online()
+        names the file and `named` what named the server, in an error. The modules a request
+        needs are imported at a run's first: a run offline starts without them, a fifth sooner."""
+        global http, ssl, urllib
+        import http.client, ssl, urllib.request
+
         while True:
             self.take_turn()
             try:
@@ -2297,13 +2300,6 @@ class Network:
         return conn, target.geturl() or "/", dict(headers, **more)
 
 
-def online():
-    """The modules a request needs, imported at a run's first: a run that sends none (offline)
-    starts without them, a fifth sooner."""
-    global http, socket, ssl, urllib
-    import http.client, socket, ssl, urllib.request
-
-
 def ask(conn, target, headers, deadline):
     """GET target on conn, its answer's head read, within the deadline; a kept-alive connection
     the server has closed since its last answer is opened again, once, silently."""
@@ -2339,7 +2335,7 @@ class Timed(io.RawIOBase):
     def readinto(self, buffer):
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise socket.timeout("no whole answer by the deadline")
+            raise TimeoutError("no whole answer by the deadline")
         self.sock.settimeout(left)
         return self.raw.readinto(buffer)
 
