@@ -20,34 +20,34 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2111), in the shared block, through
-  Network.request (line 2160), Network.exchange (line 2192), Network.connection (line 2222) and
-  ask (line 2251): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2108), in the shared block, through
+  Network.request (line 2157), Network.exchange (line 2189), Network.connection (line 2219) and
+  ask (line 2248): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2361)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2358)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2409) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2361) the proxy variables; Network.connection (line 2222) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1964) and
-  Help (line 2660) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2593) makes DIR
+- The environment read: settings (line 2406) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2358) the proxy variables; Network.connection (line 2219) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1962) and
+  Help (line 2657) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2590) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
-  keep (line 2617) writes the files and saved.json into it, makes DIR/<match id> empty
+  keep (line 2614) writes the files and saved.json into it, makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
-  (os.rmdir of that empty one where the rename fails); discard (line 2611) removes the new
-  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2675) points a
+  (os.rmdir of that empty one where the rename fails); discard (line 2608) removes the new
+  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2672) points a
   closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C
   (130), a closed pipe (141), and once all is written (nothing torn down first); while the script
   loads, a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2435), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2462), every file
-  checked against saved.json); folder_names (line 1565), the one that lists a folder's names
+- Read, only the files named on the command line and inside them: read_file (line 2432), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2459), every file
+  checked against saved.json); folder_names (line 1564), the one that lists a folder's names
   (for folder_holds, saved_folders and saved_match).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
@@ -69,7 +69,7 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from functools import partial
 from itertools import chain, repeat
-from operator import eq
+from operator import eq, itemgetter
 from os.path import isdir, join, lexists
 
 # --- constants
@@ -305,15 +305,18 @@ def totals(bundles):
 
 def commons_shares(draws, collapses, seats):
     """§4: each seat's share of the pools that collapsed while several drew; draws[region,
-    resource, agent]: the ticks and units of its gathers, collapses (region, resource, tick), in log
+    resource, agent]: the (tick, units) of its gathers, collapses (region, resource, tick), in log
     order."""
     sums = {seat["id"]: 0.0 for seat in seats}
     # the units each seat drew in the window: g <= c, c - g < 50
     for region, resource, c in collapses:
         drew = {}
         for agent in sums:
-            ticks, units = draws.get((region, resource, agent), ((), ()))
-            n = sum(units[bisect_right(ticks, c - 50) : bisect_right(ticks, c)])  # integers
+            rows = draws.get((region, resource, agent), ())
+            window = rows[
+                bisect_right(rows, (c - 50, math.inf)) : bisect_right(rows, (c, math.inf))
+            ]
+            n = sum(units for _, units in window)  # integers
             if n:
                 drew[agent] = n
         if len(drew) > 1:  # a pool only one seat drew from is not counted
@@ -797,7 +800,7 @@ def read_archive(page, name, source):
             roster=roster,
             counts={},
             visited=set(),  # lists: empty until read
-            gather=defaultdict(lambda: ([], [])),
+            gather=defaultdict(list),
         ),
     )
 
@@ -908,7 +911,7 @@ def read_events(page, name, log):
     log["tick"] = events[-1]["tick"] if events else tick
     structures = []
     for kind, (group, cols) in groups.items():
-        ticks = (event["tick"] for event in group)  # read where a rule reads them
+        ticks = map(itemgetter("tick"), group)  # read where a rule reads them
         if "agentId" in cols:
             log["counts"].setdefault(kind, Counter()).update(cols["agentId"])
         if kind in ("agent_spawned", "agent_registered", "move"):  # (agentId, region or to)
@@ -917,15 +920,13 @@ def read_events(page, name, log):
             log[kind] += zip(*cols.values(), ticks)
         if kind == "trade_completed":  # (from, to, give, receive)
             log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
-        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
+        if kind == "gather":  # (tick, units) onto its pool and seat's list, as a `for` would, in C
             pools = map(
                 log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])
             )
-            for (pool_ticks, pool_units), tick, units in zip(pools, ticks, cols["gathered"]):
-                pool_ticks.append(tick)
-                pool_units.append(units)
+            any(map(list.append, pools, zip(ticks, cols["gathered"])))
         if kind in STRUCTURE_EVENTS:  # (seq, tick, type, structureId, agentId, what it names)
-            seqs = (event["seq"] for event in group)
+            seqs = map(itemgetter("seq"), group)
             what = cols.get("structure") or cols.get("items") or cols.get("taken") or repeat(None)
             structures += zip(seqs, ticks, repeat(kind), cols["structureId"], cols["agentId"], what)
     log["structures"] += sorted(structures)  # in log order: seq first
@@ -1906,7 +1907,6 @@ MAX_SHOWN = 300  # characters of a record's or server's text shown, then a marke
 MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
 MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
 MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
-MARKS = bytes.maketrans(b"123456789[{", b"000000000,,")  # a digit as 0; a value's start as a comma
 MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
 MAX_SAVED_BYTES = 4 << 20  # a saved.json: 10,000 pages' names and digests take 1 MB
 MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
@@ -2042,8 +2042,8 @@ def parse_json(raw, name, finite=False):
     too. Else they are read as floats, for the checks naming each field to refuse. A file with no
     run of 16 digits holds no such integer: there the C parser's own int() reads every one (a
     sixth of the time of a long log, against a call per integer). Both guards read the bytes
-    once, as MARKS translates them (a tenth of the time of a regex)."""
-    marks = raw.translate(MARKS)
+    once, translated (a tenth of the time of a regex)."""
+    marks = raw.translate(bytes.maketrans(b"123456789[{", b"000000000,,"))  # 0: a digit; ,: a value
     if len(raw) > MAX_JSON_VALUES and marks.count(b",") > MAX_JSON_VALUES:
         raise Unreadable(
             "%s: more than %d JSON values: not a record this script reads" % (name, MAX_JSON_VALUES)
@@ -2051,9 +2051,8 @@ def parse_json(raw, name, finite=False):
     beyond = []
     whole = partial(whole_number, beyond) if b"0" * 16 in marks else None
     del marks  # as large as the file: let go before the parse
-    try:
-        text = raw.decode("utf-8")
-        doc = json.loads(text, parse_constant=float, parse_int=whole)  # C's int() where no long run
+    try:  # C's int() where no long run
+        doc = json.loads(raw.decode("utf-8"), parse_constant=float, parse_int=whole)
         if beyond or finite:  # the first such number's place
             where = place_of(
                 [doc], lambda v: v is beyond or finite and v in (math.inf, -math.inf) or v != v
@@ -2075,7 +2074,7 @@ def parse_json(raw, name, finite=False):
 def whole_number(beyond, digits):
     """An integer of JSON as int(); one beyond 2**53 noted in `beyond` and stood for by it, its
     digits not converted (int() of a long one takes its length squared)."""
-    if len(digits.lstrip("-")) <= 16 and abs(int(digits)) <= 2**53:
+    if len(digits) <= 17 and abs(int(digits)) <= 2**53:  # int() of 17 characters: cheap
         return int(digits)
     beyond.append(digits)
     return beyond

@@ -23,36 +23,36 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2163), in the shared block, through
-  Network.request (line 2212), Network.exchange (line 2244), Network.connection (line 2274) and
-  ask (line 2303): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2161), in the shared block, through
+  Network.request (line 2210), Network.exchange (line 2242), Network.connection (line 2272) and
+  ask (line 2301): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else; with
   --matches, every match's requests too (recompute.py takes this block). Headers: Host,
   User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
   always; Authorization (Basic) where that address holds user:password@, in the clear over
   http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2413)), the whole address to it for an
+  case too, or the system's settings; proxy_for (line 2411)), the whole address to it for an
   http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
   proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
   address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
   TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2461) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2413) the proxy variables; Network.connection (line 2274) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2016) and
-  Help (line 2712) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2645) makes DIR's parent
+- The environment read: settings (line 2459) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2411) the proxy variables; Network.connection (line 2272) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2015) and
+  Help (line 2710) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2643) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-* beside DIR (tempfile.mkdtemp; under --matches one inside it beside each match's
-  folder, from the thread that gathers it); keep (line 2669) writes the files and saved.json
+  folder, from the thread that gathers it); keep (line 2667) writes the files and saved.json
   into such a folder, makes the copy's name as an empty folder (os.mkdir: refused where that
   name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
-  the rename fails): each match's copy, then the study's; discard (line 2663) removes a new
-  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2727) points a closed
+  the rename fails): each match's copy, then the study's; discard (line 2661) removes a new
+  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2725) points a closed
   stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C (130), a
   closed pipe (141), and once all is written (nothing torn down first); while the script loads,
   a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2487), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2514), every file
+- Read, only the files named on the command line and inside them: read_file (line 2485), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2512), every file
   checked against saved.json); with --matches, load_recompute (line 1767) runs recompute.py from
   this script's folder (sys.dont_write_bytecode: no __pycache__ written), whose folder_names
   lists a match copy's folder.
@@ -1960,7 +1960,6 @@ MAX_SHOWN = 300  # characters of a record's or server's text shown, then a marke
 MAX_LISTED = 40  # lines of a long list shown, then "... and N more"
 MAX_BYTES = 64 << 20  # one file of a record (a page, a report, a CSV), once decompressed
 MAX_JSON_VALUES = 1000000  # in one JSON file (counted as its brackets, braces and commas)
-MARKS = bytes.maketrans(b"123456789[{", b"000000000,,")  # a digit as 0; a value's start as a comma
 MAX_COPY_BYTES = 96 << 20  # a copy's files in all, as gathered or read
 MAX_SAVED_BYTES = 4 << 20  # a saved.json: 10,000 pages' names and digests take 1 MB
 MAX_CHANGES = 1000  # changes --against keeps to list; every one is counted
@@ -2096,8 +2095,8 @@ def parse_json(raw, name, finite=False):
     too. Else they are read as floats, for the checks naming each field to refuse. A file with no
     run of 16 digits holds no such integer: there the C parser's own int() reads every one (a
     sixth of the time of a long log, against a call per integer). Both guards read the bytes
-    once, as MARKS translates them (a tenth of the time of a regex)."""
-    marks = raw.translate(MARKS)
+    once, translated (a tenth of the time of a regex)."""
+    marks = raw.translate(bytes.maketrans(b"123456789[{", b"000000000,,"))  # 0: a digit; ,: a value
     if len(raw) > MAX_JSON_VALUES and marks.count(b",") > MAX_JSON_VALUES:
         raise Unreadable(
             "%s: more than %d JSON values: not a record this script reads" % (name, MAX_JSON_VALUES)
@@ -2105,9 +2104,8 @@ def parse_json(raw, name, finite=False):
     beyond = []
     whole = partial(whole_number, beyond) if b"0" * 16 in marks else None
     del marks  # as large as the file: let go before the parse
-    try:
-        text = raw.decode("utf-8")
-        doc = json.loads(text, parse_constant=float, parse_int=whole)  # C's int() where no long run
+    try:  # C's int() where no long run
+        doc = json.loads(raw.decode("utf-8"), parse_constant=float, parse_int=whole)
         if beyond or finite:  # the first such number's place
             where = place_of(
                 [doc], lambda v: v is beyond or finite and v in (math.inf, -math.inf) or v != v
@@ -2129,7 +2127,7 @@ def parse_json(raw, name, finite=False):
 def whole_number(beyond, digits):
     """An integer of JSON as int(); one beyond 2**53 noted in `beyond` and stood for by it, its
     digits not converted (int() of a long one takes its length squared)."""
-    if len(digits.lstrip("-")) <= 16 and abs(int(digits)) <= 2**53:
+    if len(digits) <= 17 and abs(int(digits)) <= 2**53:  # int() of 17 characters: cheap
         return int(digits)
     beyond.append(digits)
     return beyond
