@@ -20,34 +20,34 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2108), in the shared block, through
-  Network.request (line 2157), Network.exchange (line 2189), Network.connection (line 2219) and
-  ask (line 2248): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2112), in the shared block, through
+  Network.request (line 2161), Network.exchange (line 2193), Network.connection (line 2223) and
+  ask (line 2252): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2358)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2362)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2406) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2358) the proxy variables; Network.connection (line 2219) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1962) and
-  Help (line 2657) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2590) makes DIR
+- The environment read: settings (line 2410) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2362) the proxy variables; Network.connection (line 2223) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1966) and
+  Help (line 2661) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2594) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
-  keep (line 2614) writes the files and saved.json into it, makes DIR/<match id> empty
+  keep (line 2618) writes the files and saved.json into it, makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
-  (os.rmdir of that empty one where the rename fails); discard (line 2608) removes the new
-  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2672) points a
+  (os.rmdir of that empty one where the rename fails); discard (line 2612) removes the new
+  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2676) points a
   closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C
   (130), a closed pipe (141), and once all is written (nothing torn down first); while the script
   loads, a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2432), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2459), every file
-  checked against saved.json); folder_names (line 1564), the one that lists a folder's names
+- Read, only the files named on the command line and inside them: read_file (line 2436), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2463), every file
+  checked against saved.json); folder_names (line 1568), the one that lists a folder's names
   (for folder_holds, saved_folders and saved_match).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
@@ -99,7 +99,6 @@ STRUCTURES = {
     "workshop": (120, 45),
     "market": (120, 60),
 }
-STRUCTURE_EVENTS = "build repair deposit withdraw raid".split()
 DIMENSIONS = tuple("survival economy social adaptation competitiveness".split())
 # §3.1: the counters (the `metrics` keys) and the event types each counts.
 COUNTERS = tuple("gather craft build repair move train attack raid trade dormant awake".split())
@@ -142,11 +141,11 @@ def item_values(engine):
 def replay_structures(events, end, skipped, notes):
     """§2.2: the structures standing at the end, in build order (1 hp lost a round, gone at 0), from
     the structure events as (seq, tick, type, structureId, agentId, what: a build's structure, the
-    items moved), in log order. A structure's `crumbles` is the tick its hp reaches 0; one rebuilt
-    under its id has crumbled."""
+    items moved), replayed in seq order. A structure's `crumbles` is the tick its hp reaches 0; one
+    rebuilt under its id has crumbled."""
     standing = {}
     built = []
-    for seq, tick, kind, sid, agent, what in events:
+    for seq, tick, kind, sid, agent, what in sorted(events):  # seq first, each its own
         if seq in skipped:
             continue
         structure = standing.get(sid)
@@ -616,8 +615,14 @@ REQUIRED = object()
 def fits(values, form):
     """Whether every one of the values (None: one is missing) has the form, a column at a time (a
     seat's column: `column` gives None where one is not of the roster)."""
-    if values is None or form == "seat":
-        return values is not None
+    if values is None:
+        return False
+    if form in ("text", "seat"):  # join takes strings only: a third of the time of a type each
+        try:
+            "".join(values)
+            return True
+        except TypeError:
+            return False
     if not set(map(type, values)) <= FORMS[form][1]:
         return False
     if form == "status":
@@ -909,7 +914,6 @@ def read_events(page, name, log):
         raise Unreadable("%s: the event log is not well formed" % name)
     log["seq"] = seq + len(events)
     log["tick"] = events[-1]["tick"] if events else tick
-    structures = []
     for kind, (group, cols) in groups.items():
         ticks = map(itemgetter("tick"), group)  # read where a rule reads them
         if "agentId" in cols:
@@ -921,15 +925,15 @@ def read_events(page, name, log):
         if kind == "trade_completed":  # (from, to, give, receive)
             log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
         if kind == "gather":  # (tick, units) onto its pool and seat's list, as a `for` would, in C
-            pools = map(
-                log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])
-            )
-            any(map(list.append, pools, zip(ticks, cols["gathered"])))
-        if kind in STRUCTURE_EVENTS:  # (seq, tick, type, structureId, agentId, what it names)
-            seqs = map(itemgetter("seq"), group)
+            pools = zip(cols["region"], cols["resource"], cols["agentId"])
+            any(map(list.append, map(log[kind].__getitem__, pools), zip(ticks, cols["gathered"])))
+        if "structureId" in cols:  # build, repair, deposit, withdraw, raid: as (seq, tick, type,
+            # structureId, agentId, what it builds or moves)
             what = cols.get("structure") or cols.get("items") or cols.get("taken") or repeat(None)
-            structures += zip(seqs, ticks, repeat(kind), cols["structureId"], cols["agentId"], what)
-    log["structures"] += sorted(structures)  # in log order: seq first
+            seqs = map(itemgetter("seq"), group)  # in log order once sorted: seq first
+            log["structures"] += zip(
+                seqs, ticks, repeat(kind), cols["structureId"], cols["agentId"], what
+            )
 
 
 def event_fault(events, seq, tick, log, groups):
@@ -962,7 +966,7 @@ def event_fault(events, seq, tick, log, groups):
         cols = {}
         groups[kind] = group, cols
         for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
-            cols[key] = column(group, key, log["roster"] if form == "seat" else None)
+            cols[key] = column(group, key, form == "seat" and log["roster"])
             if not fits(cols[key], form):
                 return key, "expected %s, %s" % (
                     FORMS[form][0],
