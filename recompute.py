@@ -20,34 +20,34 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2112), in the shared block, through
-  Network.request (line 2161), Network.exchange (line 2193), Network.connection (line 2223) and
-  ask (line 2252): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2108), in the shared block, through
+  Network.request (line 2157), Network.exchange (line 2189), Network.connection (line 2219) and
+  ask (line 2248): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2362)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2358)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2410) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2362) the proxy variables; Network.connection (line 2223) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1966) and
-  Help (line 2661) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2594) makes DIR
+- The environment read: settings (line 2406) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2358) the proxy variables; Network.connection (line 2219) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1962) and
+  Help (line 2657) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2590) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
-  keep (line 2618) writes the files and saved.json into it, makes DIR/<match id> empty
+  keep (line 2614) writes the files and saved.json into it, makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
-  (os.rmdir of that empty one where the rename fails); discard (line 2612) removes the new
-  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2676) points a
+  (os.rmdir of that empty one where the rename fails); discard (line 2608) removes the new
+  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2672) points a
   closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C
   (130), a closed pipe (141), and once all is written (nothing torn down first); while the script
   loads, a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2436), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2463), every file
-  checked against saved.json); folder_names (line 1568), the one that lists a folder's names
+- Read, only the files named on the command line and inside them: read_file (line 2432), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2459), every file
+  checked against saved.json); folder_names (line 1564), the one that lists a folder's names
   (for folder_holds, saved_folders and saved_match).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
@@ -304,18 +304,15 @@ def totals(bundles):
 
 def commons_shares(draws, collapses, seats):
     """§4: each seat's share of the pools that collapsed while several drew; draws[region,
-    resource, agent]: the (tick, units) of its gathers, collapses (region, resource, tick), in log
+    resource, agent]: the ticks and units of its gathers, collapses (region, resource, tick), in log
     order."""
     sums = {seat["id"]: 0.0 for seat in seats}
     # the units each seat drew in the window: g <= c, c - g < 50
     for region, resource, c in collapses:
         drew = {}
         for agent in sums:
-            rows = draws.get((region, resource, agent), ())
-            window = rows[
-                bisect_right(rows, (c - 50, math.inf)) : bisect_right(rows, (c, math.inf))
-            ]
-            n = sum(units for _, units in window)  # integers
+            ticks, units = draws.get((region, resource, agent), ((), ()))
+            n = sum(units[bisect_right(ticks, c - 50) : bisect_right(ticks, c)])  # integers
             if n:
                 drew[agent] = n
         if len(drew) > 1:  # a pool only one seat drew from is not counted
@@ -597,6 +594,7 @@ def cut(s, width):
 # rubric.md §11: each form of a field: its words in an error, its values' types.
 FORMS = {
     "count": ("an integer from 0 to 2**53", {int}),
+    "int": ("an integer", {int}),  # seq and tick: their checks bound them, the faster for it
     "rank": ("an integer >= 1", {int}),
     "positive": ("an integer from 1 to 2**53", {int}),
     "number": ("a finite number", {int, float}),
@@ -805,7 +803,7 @@ def read_archive(page, name, source):
             roster=roster,
             counts={},
             visited=set(),  # lists: empty until read
-            gather=defaultdict(list),
+            gather=defaultdict(lambda: ([], [])),
         ),
     )
 
@@ -924,9 +922,13 @@ def read_events(page, name, log):
             log[kind] += zip(*cols.values(), ticks)
         if kind == "trade_completed":  # (from, to, give, receive)
             log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
-        if kind == "gather":  # (tick, units) onto its pool and seat's list, as a `for` would, in C
-            pools = zip(cols["region"], cols["resource"], cols["agentId"])
-            any(map(list.append, map(log[kind].__getitem__, pools), zip(ticks, cols["gathered"])))
+        if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
+            pools = map(
+                log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])
+            )
+            for (pool_ticks, pool_units), tick, units in zip(pools, ticks, cols["gathered"]):
+                pool_ticks.append(tick)
+                pool_units.append(units)
         if "structureId" in cols:  # build, repair, deposit, withdraw, raid: as (seq, tick, type,
             # structureId, agentId, what it builds or moves)
             what = cols.get("structure") or cols.get("items") or cols.get("taken") or repeat(None)
@@ -945,13 +947,13 @@ def event_fault(events, seq, tick, log, groups):
     if type(first) is not dict:  # the others: their columns below are None
         return None, "expected an object, got %s" % shown(first)
     seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
-    if not integers(seqs) or seqs != list(range(seq, seq + len(events))):
+    if not fits(seqs, "int") or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (
             seq,
             shown(first.get("seq")),
         )
     # in order and in range
-    if not integers(ticks) or [tick, *ticks, end] != sorted([tick, *ticks, end]):
+    if not fits(ticks, "int") or [tick, *ticks, end] != sorted([tick, *ticks, end]):
         return "tick", (
             "expected an integer from %d to %d (ticks never decrease), got %s"
             % (tick, end, shown(first.get("tick")))
@@ -977,12 +979,6 @@ def event_fault(events, seq, tick, log, groups):
             return "", "a trade's from and to are the same seat"
         if side and cols["agentId"] != cols[side]:
             return "agentId", "expected the trade's %s on %s" % (side, kind)
-
-
-def integers(values):
-    """Whether a column is there and holds integers only: fits(values, "count") less its range,
-    which the seq and tick checks bound themselves (the faster for it)."""
-    return values is not None and set(map(type, values)) <= {int}
 
 
 def column(events, key, seats=None):

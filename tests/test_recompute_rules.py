@@ -76,7 +76,9 @@ def commons_shares(gathers, collapses, seats):
     """The rule on events: gathers grouped by pool and seat as the reading code keeps them."""
     draws = {}
     for e in gathers:
-        draws.setdefault((e["region"], e["resource"], e["agentId"]), []).append((e["tick"], e["gathered"]))
+        ticks, units = draws.setdefault((e["region"], e["resource"], e["agentId"]), ([], []))
+        ticks.append(e["tick"])
+        units.append(e["gathered"])
     return rc.commons_shares(draws, [(e["region"], e["resource"], e["tick"]) for e in collapses], seats)
 
 
