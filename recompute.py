@@ -1058,7 +1058,7 @@ def read_match(source, version):
         if number == 1:
             archive["errata"] = read_errata(page["errata"], name + ": errata")
         read_events(page, name, archive["log"])
-        del page  # freed while hot, before the next is parsed: a fifth of the time
+        del page  # freed while its objects are in the cache, before the next is parsed
     archive["events"] = archive["log"]["seq"] - 1
     raw, name = source.report(version)
     report = read_report(raw, name, archive["seats"], version)
