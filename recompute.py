@@ -20,23 +20,23 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2109), in the shared block, through
-  Network.request (line 2158), Network.exchange (line 2190), Network.connection (line 2220) and
-  ask (line 2249): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2107), in the shared block, through
+  Network.request (line 2156), Network.exchange (line 2188), Network.connection (line 2218) and
+  ask (line 2247): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2359)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2357)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2407) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2359) the proxy variables; Network.connection (line 2220) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1963) and
+- The environment read: settings (line 2405) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2357) the proxy variables; Network.connection (line 2218) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1961) and
   Help (line 2658) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2591) makes DIR
+- Written, made, renamed or removed, only under --save: new_copy (line 2589) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
   keep (line 2615) writes the files and saved.json into it, makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
@@ -45,9 +45,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C
   (130), a closed pipe (141), and once all is written (nothing torn down first); while the script
   loads, a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2433), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2460), every file
-  checked against saved.json); folder_names (line 1565), the one that lists a folder's names
+- Read, only the files named on the command line and inside them: read_file (line 2431), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2458), every file
+  checked against saved.json); folder_names (line 1563), the one that lists a folder's names
   (for folder_holds, saved_folders and saved_match).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
@@ -63,8 +63,8 @@ if sys.version_info < (3, 9):  # first, before anything an older Python lacks
     sys.exit(2)
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, base64, errno, gc, hashlib, io, json, math, re, shutil, stat, tempfile
-import threading, time, urllib.parse, zlib
+import argparse, errno, gc, hashlib, io, json, math, re, shutil, stat, threading, time
+import urllib.parse, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from functools import partial
@@ -613,15 +613,13 @@ REQUIRED = object()
 def fits(values, form):
     """Whether every one of the values (None: one is missing) has the form, a column at a time (a
     seat's column: `column` gives None where one is not of the roster)."""
-    if values is None:
-        return False
-    if form in ("text", "seat"):  # join takes strings only: a third of the time of a type each
+    if form in ("text", "seat"):  # join takes strings only (no None): a third of a type each
         try:
             "".join(values)
             return True
         except TypeError:
             return False
-    if not set(map(type, values)) <= FORMS[form][1]:
+    if values is None or not set(map(type, values)) <= FORMS[form][1]:
         return False
     if form == "status":
         return set(values) <= {"active", "dormant", "dead"}
@@ -2110,8 +2108,8 @@ class Network:
         """The one function that sends requests: the body of a 200 answer to GET url; `what`
         names the file and `named` what named the server, in an error. The modules a request
         needs are imported at a run's first: a run offline starts without them, a fifth sooner."""
-        global http, ssl, urllib
-        import http.client, ssl, urllib.request
+        global base64, http, ssl, urllib
+        import base64, http.client, ssl, urllib.request
 
         while True:
             self.take_turn()
@@ -2597,6 +2595,8 @@ def new_copy(folder):
             "--save; to audit a copy kept there, name the folder alone" % folder
         )
     parent = os.path.dirname(os.path.abspath(folder))
+    import tempfile  # here, not at the start: a run that keeps nothing needs none of it
+
     try:
         os.makedirs(parent, exist_ok=True)
         staged = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(folder) + ".part-")

@@ -39,15 +39,15 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The environment read: settings (line 2459) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
   proxy_for (line 2411) the proxy variables; Network.connection (line 2272) the CA settings
   (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 2015) and
-  Help (line 2710) the terminal's width (COLUMNS).
+  Help (line 2712) the terminal's width (COLUMNS).
 - Written, made, renamed or removed, only under --save: new_copy (line 2643) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-* beside DIR (tempfile.mkdtemp; under --matches one inside it beside each match's
-  folder, from the thread that gathers it); keep (line 2667) writes the files and saved.json
+  folder, from the thread that gathers it); keep (line 2669) writes the files and saved.json
   into such a folder, makes the copy's name as an empty folder (os.mkdir: refused where that
   name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
-  the rename fails): each match's copy, then the study's; discard (line 2661) removes a new
-  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2725) points a closed
+  the rename fails): each match's copy, then the study's; discard (line 2663) removes a new
+  folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2727) points a closed
   stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C (130), a
   closed pipe (141), and once all is written (nothing torn down first); while the script loads,
   a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
@@ -68,8 +68,8 @@ if sys.version_info < (3, 9):  # first, before anything an older Python lacks
     sys.exit(2)
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, base64, csv, errno, hashlib, importlib.util, io, itertools, json, math, operator
-import re, shutil, stat, tempfile, threading, time, urllib.parse, zlib
+import argparse, csv, errno, hashlib, importlib.util, io, itertools, json, math, operator, re
+import shutil, stat, threading, time, urllib.parse, zlib
 from array import array
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -2162,8 +2162,8 @@ class Network:
         """The one function that sends requests: the body of a 200 answer to GET url; `what`
         names the file and `named` what named the server, in an error. The modules a request
         needs are imported at a run's first: a run offline starts without them, a fifth sooner."""
-        global http, ssl, urllib
-        import http.client, ssl, urllib.request
+        global base64, http, ssl, urllib
+        import base64, http.client, ssl, urllib.request
 
         while True:
             self.take_turn()
@@ -2649,6 +2649,8 @@ def new_copy(folder):
             "--save; to audit a copy kept there, name the folder alone" % folder
         )
     parent = os.path.dirname(os.path.abspath(folder))
+    import tempfile  # here, not at the start: a run that keeps nothing needs none of it
+
     try:
         os.makedirs(parent, exist_ok=True)
         staged = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(folder) + ".part-")
