@@ -295,9 +295,10 @@ def ledger_from_events(trades, values):
 
 
 def totals(bundles):
-    """Each item's quantity over the bundles ({item: quantity}; integers: any order)."""
+    """Each item's quantity over the bundles (each a tuple of (item, quantity); integers: any
+    order)."""
     out = Counter()
-    for (item, qty), times in Counter(chain.from_iterable(map(dict.items, bundles))).items():
+    for (item, qty), times in Counter(chain.from_iterable(bundles)).items():
         out[item] += qty * times  # each (item, quantity) counted in C first
     return out
 
@@ -918,8 +919,9 @@ def read_events(page, name, log):
             log["visited"].update(zip(*cols.values()))
         if kind == "region_collapsed":  # (region, resource, tick)
             log[kind] += zip(*cols.values(), ticks)
-        if kind == "trade_completed":  # (from, to, give, receive)
-            log[kind] += zip(*map(cols.get, ("from", "to", "give", "receive")))
+        if kind == "trade_completed":  # (from, to, give, receive), the items as tuples of pairs
+            bundles = (map(tuple, map(dict.items, cols[key])) for key in ("give", "receive"))
+            log[kind] += zip(cols["from"], cols["to"], *bundles)
         if kind == "gather":  # each gather's tick and units onto its pool and seat's lists
             pools = map(
                 log[kind].__getitem__, zip(cols["region"], cols["resource"], cols["agentId"])
@@ -928,8 +930,8 @@ def read_events(page, name, log):
                 pool_ticks.append(tick)
                 pool_units.append(units)
         if "structureId" in cols:  # build, repair, deposit, withdraw, raid: as (seq, tick, type,
-            # structureId, agentId, what it builds or moves)
-            what = cols.get("structure") or cols.get("items") or cols.get("taken") or repeat(None)
+            # structureId, agentId, what: a build's structure, else its last field, the items moved)
+            what = cols.get("structure") or [*cols.values()][-1]
             seqs = map(itemgetter("seq"), group)  # in log order once sorted: seq first
             log["structures"] += zip(
                 seqs, ticks, repeat(kind), cols["structureId"], cols["agentId"], what
@@ -984,9 +986,7 @@ def column(events, key, seats=None):
     (the roster), each seat's own string (hashed once, for every rule after), None where one is
     not of the roster."""
     try:
-        if seats:
-            return [seats[event[key]] for event in events]
-        return [event[key] for event in events]
+        return [seats[event[key]] if seats else event[key] for event in events]
     except (KeyError, TypeError):
         return None
 

@@ -69,7 +69,8 @@ def trade(seq, tick, giver, taker, give, receive):
 
 
 def trade_rows(events):
-    return [(e["from"], e["to"], e["give"], e["receive"]) for e in events]
+    """trade_completed as the reader keeps it: (from, to, give, receive), the items as pairs."""
+    return [(e["from"], e["to"], tuple(e["give"].items()), tuple(e["receive"].items())) for e in events]
 
 
 def commons_shares(gathers, collapses, seats):
