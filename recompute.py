@@ -20,34 +20,34 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2107), in the shared block, through
-  Network.request (line 2156), Network.exchange (line 2188), Network.connection (line 2218) and
-  ask (line 2247): GET of a record's address, to the server the user named (--base, DAISHI_BASE
+- Sent, and only by Network.get (line 2106), in the shared block, through
+  Network.request (line 2155), Network.exchange (line 2187), Network.connection (line 2217) and
+  ask (line 2246): GET of a record's address, to the server the user named (--base, DAISHI_BASE
   or the address given), a redirect followed only within that server, nothing else. Headers:
   Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
   (Basic) where that address holds user:password@, in the clear over http://; through a proxy
   the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2357)), the whole address to it for an http:// record, a CONNECT
+  settings; proxy_for (line 2356)), the whole address to it for an http:// record, a CONNECT
   for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
   urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2405) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2357) the proxy variables; Network.connection (line 2218) the CA settings
-  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1961) and
-  Help (line 2658) the terminal's width (COLUMNS).
-- Written, made, renamed or removed, only under --save: new_copy (line 2589) makes DIR
+- The environment read: settings (line 2404) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2356) the proxy variables; Network.connection (line 2217) the CA settings
+  (SSL_CERT_FILE, SSL_CERT_DIR) through ssl's default context; terminal_width (line 1960) and
+  Help (line 2657) the terminal's width (COLUMNS).
+- Written, made, renamed or removed, only under --save: new_copy (line 2588) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-* (tempfile.mkdtemp);
-  keep (line 2615) writes the files and saved.json into it, makes DIR/<match id> empty
+  keep (line 2614) writes the files and saved.json into it, makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
-  (os.rmdir of that empty one where the rename fails); discard (line 2609) removes the new
-  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2673) points a
+  (os.rmdir of that empty one where the rename fails); discard (line 2608) removes the new
+  folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2672) points a
   closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C
   (130), a closed pipe (141), and once all is written (nothing torn down first); while the script
   loads, a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2431), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2458), every file
-  checked against saved.json); folder_names (line 1563), the one that lists a folder's names
+- Read, only the files named on the command line and inside them: read_file (line 2430), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2457), every file
+  checked against saved.json); folder_names (line 1562), the one that lists a folder's names
   (for folder_holds, saved_folders and saved_match).
 - The shared block, from "the shared block" to its end, is the same text in recompute_study.py;
   under --matches the study loads this file and gives it its own copy of the block, then calls
@@ -614,7 +614,7 @@ REQUIRED = object()
 def fits(values, form):
     """Whether every one of the values (None: one is missing) has the form, a column at a time (a
     seat's column: `column` gives None where one is not of the roster)."""
-    if form in ("text", "seat"):  # join takes strings only (no None): a third of a type each
+    if form in ("text", "seat"):  # join takes strings only (no None): faster than type() each
         try:
             "".join(values)
             return True
@@ -961,9 +961,8 @@ def event_fault(events, seq, tick, log, groups):
     if not fits(kinds, "text"):
         return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = defaultdict(list)  # the types in the order they first appear
-    any(
-        map(list.append, map(lists.__getitem__, kinds), events)
-    )  # each onto its type's: a loop in C
+    # each event onto its type's list, as a `for` loop would, in C (append's None keeps any going)
+    any(map(list.append, map(lists.__getitem__, kinds), events))
     for kind, group in lists.items():
         cols = {}
         groups[kind] = group, cols
