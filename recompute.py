@@ -42,9 +42,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   (os.mkdir: refused where that name is taken) and renames the new folder onto it once whole
   (os.rmdir of that empty one where the rename fails); discard (line 2608) removes the new
   folder where the copy is not placed (on Ctrl-C too). Besides, start (line 2672) points a
-  closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C
-  (130), a closed pipe (141), and once all is written (nothing torn down first); while the script
-  loads, a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
+  closed stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C
+  (130) and a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
+  "interrupted" and ends it by os._exit(130).
 - Read, only the files named on the command line and inside them: read_file (line 2430), the one
   function that reads a file's bytes (a saved copy through read_copy (line 2457), every file
   checked against saved.json); folder_names (line 1562), the one that lists a folder's names
@@ -2681,7 +2681,6 @@ def start(main):
             raise OSError(errno.EBADF, "it is closed")
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-        os._exit(status)  # all said: nothing the exit frees is torn down first
     except KeyboardInterrupt:  # no thread waited for
         for part in list(PARTS):
             discard(part)

@@ -48,9 +48,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   name is taken) and renames the new folder onto it once whole (os.rmdir of the empty one where
   the rename fails): each match's copy, then the study's; discard (line 2663) removes a new
   folder whose copy is not placed (on Ctrl-C too). Besides, start (line 2727) points a closed
-  stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit: on Ctrl-C (130), a
-  closed pipe (141), and once all is written (nothing torn down first); while the script loads,
-  a SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
+  stdout at os.devnull (os.open, dup2 on fd 1) and ends a run by os._exit on Ctrl-C (130) and a
+  closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
+  "interrupted" and ends it by os._exit(130).
 - Read, only the files named on the command line and inside them: read_file (line 2485), the one
   function that reads a file's bytes (a saved copy through read_copy (line 2512), every file
   checked against saved.json); with --matches, load_recompute (line 1767) runs recompute.py from
@@ -2736,7 +2736,6 @@ def start(main):
             raise OSError(errno.EBADF, "it is closed")
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-        os._exit(status)  # all said: nothing the exit frees is torn down first
     except KeyboardInterrupt:  # no thread waited for
         for part in list(PARTS):
             discard(part)
