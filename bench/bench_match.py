@@ -1,29 +1,33 @@
 #!/usr/bin/env python3
-"""Time recompute.py on a large generated match against json.loads alone.
+"""Time recompute.py on a large generated match against reading its files and json.loads alone.
 
 Generates a well-formed match of 200,000 events over 40 export pages and 8
 seats (a report whose figures are the recomputed ones, so it audits clean),
-saves it as a folder of copies, then measures in one run:
+saves it as a folder of copies, then runs in turn, each as a fresh process of
+the Python that runs the bench (python3 started, its modules imported):
 
-- parse: json.loads of every page and the report, nothing else;
-- whole: `recompute.py FOLDER` run in-process (its main(), output discarded):
-  reading, checking, recomputing and printing every figure;
-- peak memory of the whole recompute (tracemalloc, in a separate pass).
+- the floor: read every page and the report and json.loads each, nothing else;
+- recompute.py FOLDER, as a user runs it offline (output discarded): reading,
+  checking, recomputing and printing every figure;
+
+and prints each one's median CPU time (user + system) over the runs and its
+peak RSS (the most over the runs), and the ratio of the two times.
 
 Run: python3 bench/bench_match.py [--events N] [--pages P] [--seats S] [--runs R]
+(under each Python to compare, e.g. PYENV_VERSION=3.9.18 python3 bench/bench_match.py)
 
 `--tiny` runs it at a tiny size (2,000 events, 4 pages, 4 seats, one run), in a second or so:
 what CI runs (tests/test_benches.py), so that the bench cannot rot; its figures mean nothing.
 """
 import argparse
-import contextlib
 import json
 import os
+import platform
 import random
+import statistics
+import subprocess
 import sys
 import tempfile
-import time
-import tracemalloc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import recompute as rc  # noqa: E402
@@ -134,16 +138,41 @@ def publish(folder, archive, events, pages):
     write_report(folder, report)
 
 
-def best_times(runs, *fns):
-    """The best time of each function over `runs` rounds, run in turn so that
-    a busy machine slows them alike."""
-    best = [float("inf")] * len(fns)
+# The floor: a fresh process that reads each file named and parses it, nothing else.
+FLOOR = """import json, sys
+for name in sys.argv[1:]:
+    with open(name, "rb") as f:
+        json.loads(f.read())
+"""
+
+
+# One run, measured from a small process of its own: Linux counts the RSS of the process that
+# starts a child towards the child's peak, and the bench itself holds the generated match.
+RUN = """import os, sys
+actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]  # its output discarded
+child = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ, file_actions=actions)
+_, status, usage = os.wait4(child, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
+def run(argv):
+    """(CPU seconds, peak RSS in bytes) of a fresh process running argv; it must end with exit 0."""
+    status, seconds, peak = subprocess.check_output([sys.executable, "-c", RUN] + argv).split()
+    assert status == b"0", "%s ended with status %s" % (argv[:2], status)
+    return float(seconds), int(peak) * (1 if sys.platform == "darwin" else 1024)  # bytes on macOS
+
+
+def measure(runs, *commands):
+    """Each command's median CPU time and largest peak RSS over `runs` rounds, run in turn so
+    that a busy machine slows them alike."""
+    figures = [([], []) for _ in commands]
     for _ in range(runs):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
+        for argv, (times, peaks) in zip(commands, figures):
+            seconds, peak = run(argv)
+            times.append(seconds)
+            peaks.append(peak)
+    return [(statistics.median(times), max(peaks)) for times, peaks in figures]
 
 
 def main():
@@ -156,6 +185,7 @@ def main():
     args = parser.parse_args()
     if args.tiny:
         args.events, args.pages, args.seats, args.runs = 2000, 4, 4, 1
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recompute.py")
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "m_0123456789ab")
         archive, events = generate(args.events, args.seats, random.Random(7))
@@ -163,26 +193,13 @@ def main():
         names = [os.path.join(folder, "export", "%d.json" % (p + 1)) for p in range(args.pages)]
         names.append(os.path.join(folder, "report.json"))
         size = sum(os.path.getsize(n) for n in names)
-
-        def parse_only():
-            for name in names:
-                with open(name, "rb") as f:
-                    json.loads(f.read())
-
-        def whole():
-            with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
-                status = rc.main([folder])
-            assert status == 0, "the generated match should audit clean"
-
-        parse, total = best_times(args.runs, parse_only, whole)
-        tracemalloc.start()
-        whole()
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    print("match: %d events, %d pages, %d seats, %.1f MB of JSON" % (args.events, args.pages, args.seats, size / 1e6))
-    print("json.loads alone:   %.3f s" % parse)
-    print("whole recompute:    %.3f s  (%.2f x json.loads; target <= 2 x)" % (total, total / parse))
-    print("peak memory (whole recompute, tracemalloc): %.1f MB" % (peak / 1e6))
+        (parse, parse_peak), (total, peak) = measure(
+            args.runs, [sys.executable, "-c", FLOOR] + names, [sys.executable, script, folder])
+    print("match: %d events, %d pages, %d seats, %.1f MB of JSON; Python %s, median of %d run(s), each a fresh process"
+          % (args.events, args.pages, args.seats, size / 1e6, platform.python_version(), args.runs))
+    print("read + json.loads: %.3f s CPU, peak RSS %.0f MB" % (parse, parse_peak / 1e6))
+    print("recompute.py:      %.3f s CPU (%.2f x read + json.loads; target <= 2 x), peak RSS %.0f MB (target <= 80 MB)"
+          % (total, total / parse, peak / 1e6))
 
 
 if __name__ == "__main__":

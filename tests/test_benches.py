@@ -13,10 +13,11 @@ NUMBER = r"[0-9]+(\.[0-9]+)?"
 # bench: the lines of figures it must print, each a pattern matched against one line of its stdout
 FIGURES = {
     "bench_match.py": [
-        r"match: 2000 events, 4 pages, 4 seats, %s MB of JSON" % NUMBER,
-        r"json.loads alone: +%s s" % NUMBER,
-        r"whole recompute: +%s s  \(%s x json.loads; target <= 2 x\)" % (NUMBER, NUMBER),
-        r"peak memory \(whole recompute, tracemalloc\): %s MB" % NUMBER,
+        r"match: 2000 events, 4 pages, 4 seats, %s MB of JSON; Python [0-9.]+, median of 1 run\(s\), each a fresh "
+        r"process" % NUMBER,
+        r"read \+ json.loads: %s s CPU, peak RSS [0-9]+ MB" % NUMBER,
+        r"recompute.py: +%s s CPU \(%s x read \+ json.loads; target <= 2 x\), peak RSS [0-9]+ MB \(target <= 80 MB\)"
+        % (NUMBER, NUMBER),
     ],
     "bench_network.py": [
         r"match: 2000 events, 4 pages, 4 seats: %s MB of JSON, %s MB compressed \(%s x\)" % ((NUMBER,) * 3),

@@ -69,7 +69,8 @@ def trade(seq, tick, giver, taker, give, receive):
 
 
 def trade_rows(events):
-    return [(e["from"], e["to"], e["give"], e["receive"]) for e in events]
+    """trade_completed as the reader keeps it: (from, to, give, receive), the items as pairs."""
+    return [(e["from"], e["to"], tuple(e["give"].items()), tuple(e["receive"].items())) for e in events]
 
 
 def commons_shares(gathers, collapses, seats):
@@ -250,7 +251,10 @@ def test_fitness_index_and_breadth_grade():
 # §2 structures replay
 
 def ev(seq, tick, kind, **kw):
-    return dict(seq=seq, tick=tick, type=kind, **kw)
+    """A structure event as the reader keeps it: (seq, tick, type, structureId, agentId, what it
+    builds or moves)."""
+    what = kw.get("structure", kw.get("items", kw.get("taken")))
+    return seq, tick, kind, kw["structureId"], kw["agentId"], what
 
 
 def test_structures_decay_repair_storehouse():
