@@ -1604,10 +1604,6 @@ class Gather:
                 "with --%s FILE" % (name, option)
             )
         else:
-            proxy = through(self.origin)
-            self.used[name] = (
-                "served " + self.origin + path + (" through " + proxy if proxy else "")
-            )
             try:
                 body = self.args.net.get(self.origin + path, name, self.args.named)
             except Unreadable as err:
@@ -1616,6 +1612,10 @@ class Gather:
                 raise Unreadable(
                     "%s: no such handle or study, or a run set (a run set has no files)" % err
                 )
+            proxy = through(self.origin)  # asked once a request has imported the network's modules
+            self.used[name] = (
+                "served " + self.origin + path + (" through " + proxy if proxy else "")
+            )
         self.files[name] = body
         return body
 
