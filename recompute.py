@@ -20,42 +20,43 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2178), in the shared block, through
-  Network.request (line 2227), Network.exchange (line 2259), Network.connection (line 2289) and
-  ask (line 2318): GET of a record's address, to the server the user named (--base, DAISHI_BASE
-  or the address given), a redirect followed only within that server, nothing else. Headers:
-  Host, User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization
-  (Basic) where that address holds user:password@, in the clear over http://; through a proxy
-  the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2461)), the whole address to it for an http:// record, a CONNECT
-  for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
-  user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as
-  urllib does): that Proxy-Authorization crosses to it in the clear. One TLS context a run, one
-  kept-alive connection per thread and server.
-- The environment read: settings (line 2518) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2461) the proxy variables; Network.connection (line 2289) opens connections:
+- Sent, and only by Network.get (line 2179), in the shared block, through
+  Network.request (line 2228), Network.exchange (line 2260), Network.connection (line 2290) and
+  ask (line 2319): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+  the address given), a redirect followed only within that server, nothing else. Headers: Host,
+  User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic)
+  where that address holds user:password@, in the clear over http://; through a proxy the
+  environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
+  settings; proxy_for (line 2462)), the whole address to it for an http:// record, a CONNECT for
+  an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@.
+  A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
+  Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
+  base64, select) imported at a run's first request. One TLS context a run, one kept-alive
+  connection per thread and server.
+- The environment read: settings (line 2519) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2462) the proxy variables; Network.connection (line 2290) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2001) and Help (line 2819) the terminal's size (COLUMNS, LINES);
-  progress (line 2058) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2725) makes DIR
+  terminal_width (line 2002) and Help (line 2820) the terminal's size (COLUMNS, LINES);
+  progress (line 2059) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2726) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
-  os.urandom names it), named for removal before it exists; keep (line 2770) writes into it, each
-  write through writing (line 2744) under the lock that Ctrl-C takes: export/ and report/
-  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2753) makes
+  os.urandom names it), named for removal before it exists; keep (line 2771) writes into it, each
+  write through writing (line 2745) under the lock that Ctrl-C takes: export/ and report/
+  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2754) makes
   DIR/<match id> empty (os.mkdir: refused where that name is taken) and renames the new folder
-  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2763) removes the
-  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2845) puts back
+  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2764) removes the
+  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2846) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2551), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2578), every file
+- Read, only the files named on the command line and inside them: read_file (line 2552), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2579), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1538), the one that
-  lists a folder's names; release (line 2830) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1539), the one that
+  lists a folder's names; release (line 2831) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -64,9 +65,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1517), folder_names (line 1538), folder_holds (line 1546),
-  against_copy (line 1622), sources_for (line 1725), saved_source (line 1776),
-  saved_folders (line 1782), not_a_target (line 1822), download (line 1465) and save (line 1715):
+  saved_match (line 1518), folder_names (line 1539), folder_holds (line 1547),
+  against_copy (line 1623), sources_for (line 1726), saved_source (line 1777),
+  saved_folders (line 1783), not_a_target (line 1823), download (line 1466) and save (line 1716):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.

@@ -23,50 +23,51 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2270), in the shared block, through
-  Network.request (line 2319), Network.exchange (line 2351), Network.connection (line 2381) and
-  ask (line 2410): GET of a record's address, to the server the user named (--base, DAISHI_BASE
-  or the address given), a redirect followed only within that server, nothing else; with
-  --matches, every match's requests too (recompute.py takes this block). Headers: Host,
-  User-Agent (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip),
-  always; Authorization (Basic) where that address holds user:password@, in the clear over
-  http://; through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower
-  case too, or the system's settings; proxy_for (line 2553)), the whole address to it for an
-  http:// record, a CONNECT for an https:// one, and Proxy-Authorization (Basic) where the
-  proxy's address holds user:password@. A proxy is spoken to in plain HTTP whatever its own
-  address's scheme (as urllib does): that Proxy-Authorization crosses to it in the clear. One
-  TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2610) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2553) the proxy variables; Network.connection (line 2381) opens connections:
+- Sent, and only by Network.get (line 2271), in the shared block, through
+  Network.request (line 2320), Network.exchange (line 2352), Network.connection (line 2382) and
+  ask (line 2411): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+  the address given), a redirect followed only within that server, nothing else; with --matches,
+  every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
+  (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
+  Authorization (Basic) where that address holds user:password@, in the clear over http://;
+  through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or
+  the system's settings; proxy_for (line 2554)), the whole address to it for an http:// record, a
+  CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
+  user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
+  does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
+  urllib.request, base64, select) imported at a run's first request. One TLS context a run, one
+  kept-alive connection per thread and server.
+- The environment read: settings (line 2611) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2554) the proxy variables; Network.connection (line 2382) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2093) and Help (line 2911) the terminal's size (COLUMNS, LINES);
-  progress (line 2150) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2817) makes DIR's parent
+  terminal_width (line 2094) and Help (line 2912) the terminal's size (COLUMNS, LINES);
+  progress (line 2151) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2818) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2862) writes into such a folder, each write through writing (line 2836) under
+  exists; keep (line 2863) writes into such a folder, each write through writing (line 2837) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2845) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2846) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2855) removes a
-  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2937) puts back
+  empty one where it fails): each match's copy, then the study's; discard (line 2856) removes a
+  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2938) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130). _records (line 1245) sets the csv module's field
+  "interrupted" and ends it by os._exit(130). _records (line 1246) sets the csv module's field
   size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2643), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2670), every file
+- Read, only the files named on the command line and inside them: read_file (line 2644), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2671), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2922) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1788) reads recompute.py from this script's folder once (and this script's
+  release (line 2923) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1789) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
-  prints as it loads not shown), and names it with its sha256. folder_names (line 1661) lists a
+  prints as it loads not shown), and names it with its sha256. folder_names (line 1662) lists a
   folder's names.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
@@ -76,9 +77,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1788) and _records (line 1245) (above), run (line 1853),
-  match_result (line 1074), gather_match (line 1117), Gather (line 1584), audit_study (line 1881)
-  saved_study (line 1669) and folder_names (line 1661): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1789) and _records (line 1246) (above), run (line 1854),
+  match_result (line 1075), gather_match (line 1118), Gather (line 1585), audit_study (line 1882)
+  saved_study (line 1670) and folder_names (line 1662): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
