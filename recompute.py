@@ -20,25 +20,25 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2179), in the shared block, through
-  Network.request (line 2228), Network.exchange (line 2260), Network.connection (line 2290) and
-  ask (line 2319): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2180), in the shared block, through
+  Network.request (line 2229), Network.exchange (line 2261), Network.connection (line 2291) and
+  ask (line 2320): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic)
   where that address holds user:password@, in the clear over http://; through a proxy the
   environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2462)), the whole address to it for an http:// record, a CONNECT for
+  settings; proxy_for (line 2460)), the whole address to it for an http:// record, a CONNECT for
   an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@.
   A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, select) imported at a run's first request. One TLS context a run, one kept-alive
   connection per thread and server.
 - The environment read: settings (line 2519) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2462) the proxy variables; Network.connection (line 2290) opens connections:
+  proxy_for (line 2460) the proxy variables; Network.connection (line 2291) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2002) and Help (line 2820) the terminal's size (COLUMNS, LINES);
-  progress (line 2059) TERM (dumb: no control sequences).
+  terminal_width (line 2003) and Help (line 2820) the terminal's size (COLUMNS, LINES);
+  progress (line 2060) TERM (dumb: no control sequences).
 - Written, made, renamed or removed, only under --save: new_copy (line 2726) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
   os.urandom names it), named for removal before it exists; keep (line 2771) writes into it, each
@@ -66,8 +66,8 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
   saved_match (line 1518), folder_names (line 1539), folder_holds (line 1547),
-  against_copy (line 1623), sources_for (line 1726), saved_source (line 1777),
-  saved_folders (line 1783), not_a_target (line 1823), download (line 1466) and save (line 1716):
+  against_copy (line 1623), sources_for (line 1727), saved_source (line 1778),
+  saved_folders (line 1784), not_a_target (line 1824), download (line 1466) and save (line 1717):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -1683,8 +1683,9 @@ def audit_matches(args, old):
             try:
                 rubric = args.rubric or (match.about or {}).get("rubric")  # else its copy's
                 result = dict(audit(*read_match(match, rubric)), source=label)
-                if not match.folder and through(match.origin):  # as a copy's saved.json says it
-                    result["proxy"] = through(match.origin)
+                proxy = None if match.folder else through(match.origin)
+                if proxy:  # as a copy's saved.json says it
+                    result["proxy"] = proxy
                 if match.folder:
                     result["copy"] = match.line(args.save)
             finally:
@@ -2347,12 +2348,9 @@ def answer(sock, deadline, **how):
     response = http.client.HTTPResponse(Timed(sock, deadline), **how)
     read_status = response._read_status  # what begin() asks for each head's status line
 
-    def final_status():
-        status = read_status()
-        while 101 < status[1] < 200:
-            http.client.parse_headers(response.fp)
-            status = read_status()
-        return status
+    def final_status():  # an interim answer taken as a 100 Continue, whose head begin() skips
+        version, status, reason = read_status()
+        return version, 100 if 101 < status < 200 else status, reason
 
     response._read_status = final_status
     return response
@@ -2462,6 +2460,8 @@ def host_of(parts):
 def proxy_for(parts):
     """The proxy the environment names for a request to `parts`, its address split, and how an
     error names it (never with its password); or (None, None)."""
+    import urllib.request  # here too: keep asks for it where no request imported it
+
     proxy = urllib.request.getproxies().get(parts.scheme)
     if not proxy or urllib.request.proxy_bypass(host_of(parts)):
         return None, None

@@ -31,39 +31,39 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://;
   through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or
-  the system's settings; proxy_for (line 2554)), the whole address to it for an http:// record, a
+  the system's settings; proxy_for (line 2551)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, select) imported at a run's first request. One TLS context a run, one
   kept-alive connection per thread and server.
-- The environment read: settings (line 2611) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2554) the proxy variables; Network.connection (line 2382) opens connections:
+- The environment read: settings (line 2610) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2551) the proxy variables; Network.connection (line 2382) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2094) and Help (line 2912) the terminal's size (COLUMNS, LINES);
+  terminal_width (line 2094) and Help (line 2911) the terminal's size (COLUMNS, LINES);
   progress (line 2151) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2818) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2817) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2863) writes into such a folder, each write through writing (line 2837) under
+  exists; keep (line 2862) writes into such a folder, each write through writing (line 2836) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2846) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2845) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2856) removes a
-  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2938) puts back
+  empty one where it fails): each match's copy, then the study's; discard (line 2855) removes a
+  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2937) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130). _records (line 1246) sets the csv module's field
   size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2644), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2671), every file
+- Read, only the files named on the command line and inside them: read_file (line 2643), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2670), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2923) reads this script's own file for its sha256. With --matches,
+  release (line 2922) reads this script's own file for its sha256. With --matches,
   load_recompute (line 1789) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
@@ -2439,12 +2439,9 @@ def answer(sock, deadline, **how):
     response = http.client.HTTPResponse(Timed(sock, deadline), **how)
     read_status = response._read_status  # what begin() asks for each head's status line
 
-    def final_status():
-        status = read_status()
-        while 101 < status[1] < 200:
-            http.client.parse_headers(response.fp)
-            status = read_status()
-        return status
+    def final_status():  # an interim answer taken as a 100 Continue, whose head begin() skips
+        version, status, reason = read_status()
+        return version, 100 if 101 < status < 200 else status, reason
 
     response._read_status = final_status
     return response
@@ -2554,6 +2551,8 @@ def host_of(parts):
 def proxy_for(parts):
     """The proxy the environment names for a request to `parts`, its address split, and how an
     error names it (never with its password); or (None, None)."""
+    import urllib.request  # here too: keep asks for it where no request imported it
+
     proxy = urllib.request.getproxies().get(parts.scheme)
     if not proxy or urllib.request.proxy_bypass(host_of(parts)):
         return None, None
