@@ -20,43 +20,43 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2180), in the shared block, through
-  Network.request (line 2229), Network.exchange (line 2261), Network.connection (line 2291) and
-  ask (line 2320): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2179), in the shared block, through
+  Network.request (line 2228), Network.exchange (line 2260), Network.connection (line 2290) and
+  ask (line 2319): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
-  User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic)
-  where that address holds user:password@, in the clear over http://; through a proxy the
-  environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's
-  settings; proxy_for (line 2460)), the whole address to it for an http:// record, a CONNECT for
-  an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@.
-  A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
+  User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
+  that address holds user:password@, in the clear over http://; through a proxy the environment
+  names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
+  proxy_for (line 2469)), the whole address to it for an http:// record, a CONNECT for an https://
+  one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
+  spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
-  base64, select) imported at a run's first request. One TLS context a run, one kept-alive
-  connection per thread and server.
-- The environment read: settings (line 2519) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2460) the proxy variables; Network.connection (line 2291) opens connections:
+  base64, select) imported at a run's first request; urllib.parse where an address is first split,
+  by split (line 2455). One TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2529) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2469) the proxy variables; Network.connection (line 2290) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2003) and Help (line 2820) the terminal's size (COLUMNS, LINES);
-  progress (line 2060) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2726) makes DIR
+  terminal_width (line 2002) and Help (line 2830) the terminal's size (COLUMNS, LINES);
+  progress (line 2059) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2736) makes DIR
   (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
-  os.urandom names it), named for removal before it exists; keep (line 2771) writes into it, each
-  write through writing (line 2745) under the lock that Ctrl-C takes: export/ and report/
-  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2754) makes
+  os.urandom names it), named for removal before it exists; keep (line 2781) writes into it, each
+  write through writing (line 2755) under the lock that Ctrl-C takes: export/ and report/
+  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2764) makes
   DIR/<match id> empty (os.mkdir: refused where that name is taken) and renames the new folder
-  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2764) removes the
-  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2846) puts back
+  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2774) removes the
+  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2858) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2552), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2579), every file
+- Read, only the files named on the command line and inside them: read_file (line 2562), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2589), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1539), the one that
-  lists a folder's names; release (line 2831) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1538), the one that
+  lists a folder's names; release (line 2843) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -65,9 +65,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1518), folder_names (line 1539), folder_holds (line 1547),
-  against_copy (line 1623), sources_for (line 1727), saved_source (line 1778),
-  saved_folders (line 1784), not_a_target (line 1824), download (line 1466) and save (line 1717):
+  saved_match (line 1517), folder_names (line 1538), folder_holds (line 1546),
+  against_copy (line 1622), sources_for (line 1726), saved_source (line 1777),
+  saved_folders (line 1783), not_a_target (line 1823), download (line 1465) and save (line 1716):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -85,8 +85,7 @@ if sys.version_info < (3, 9):  # first, before anything an older Python lacks
     sys.exit(2)
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, errno, gc, hashlib, io, json, math, re, shutil, stat, textwrap, threading
-import time, urllib.parse, zlib
+import argparse, errno, gc, hashlib, io, json, math, re, shutil, stat, threading, time, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from functools import partial
@@ -2263,7 +2262,7 @@ class Network:
         within that server followed: a 200's body within MAX_BYTES, another's within 64 KiB (b""
         past it)."""
         for _ in range(10):
-            parts = urllib.parse.urlsplit(url)
+            parts = split(url)
             conn, target, headers = self.connection(parts)
             answer = None
             try:
@@ -2441,7 +2440,7 @@ def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
     proxy = through(url)
     return "%s (named by %s%s)" % (
-        host_of(urllib.parse.urlsplit(url)),
+        host_of(split(url)),
         named,
         ", through " + proxy if proxy else "",
     )
@@ -2450,7 +2449,17 @@ def server_of(url, named):
 def through(url):
     """The proxy the environment names for url, as an error names it, or None: over http:// what
     it passes on could be changed, so a record read through one says so."""
-    return proxy_for(urllib.parse.urlsplit(url))[1]
+    return proxy_for(split(url))[1]
+
+
+def split(url):
+    """url split (urllib.parse.urlsplit), where it is an address: else Usage, naming it."""
+    import urllib.parse  # where used, as every module a run offline needs not: it starts the sooner
+
+    try:
+        return urllib.parse.urlsplit(url)
+    except ValueError as err:  # a [ not closed, or no IP address inside
+        raise Usage("%s is not an address (%s)" % (url, err))
 
 
 def host_of(parts):
@@ -2480,7 +2489,7 @@ def what_failed(err, answer, body, url, named):
     """Why a request failed (`err`, or an `answer` and its `body`), naming the culprit: the
     proxy, the server's certificate, the platform's answer (and the address answered) or the
     server, each with what named it."""
-    proxy = proxy_for(urllib.parse.urlsplit(url))[1]
+    proxy = through(url)
     if answer is None and isinstance(err, ssl.SSLCertVerificationError):
         return (
             "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
@@ -2511,9 +2520,10 @@ def failure_text(code, body, fallback, kind):
     meaning = {404: "not found", 409: "the %s is still playing" % kind, 400: "refused"}
     meaning = meaning.get(code, str(fallback))
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
-        return "%d %s" % (code, meaning)
-    said = reason if meaning.lower() in reason.lower() else meaning + ": " + reason
-    return "%d %s" % (code, said)
+        reason = meaning
+    elif meaning.lower() not in reason.lower():
+        reason = meaning + ": " + reason
+    return "%d %s" % (code, reason)
 
 
 def settings(option, paced=False):
@@ -2539,7 +2549,7 @@ def settings(option, paced=False):
 def base_of(base, named):
     """The base a match id or a study's path is read from, checked only then (an offline audit, or
     an address naming its own server, reads none): an http:// or https:// address, no query."""
-    parts = urllib.parse.urlsplit(base)
+    parts = split(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
         raise Usage(
             "%s must be an http:// or https:// address, got %s"
@@ -2822,6 +2832,8 @@ class Help(argparse.HelpFormatter):
     word longer than the width (an address, a digest) kept whole."""
 
     def _fill_text(self, text, width, indent):
+        import textwrap  # where used, as urllib.parse (split)
+
         return "\n\n".join(
             textwrap.fill(" ".join(part.split()), width, break_long_words=False)
             for part in text.split("\n\n")

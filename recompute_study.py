@@ -23,51 +23,52 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2271), in the shared block, through
-  Network.request (line 2320), Network.exchange (line 2352), Network.connection (line 2382) and
-  ask (line 2411): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2272), in the shared block, through
+  Network.request (line 2321), Network.exchange (line 2353), Network.connection (line 2383) and
+  ask (line 2412): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
-  Authorization (Basic) where that address holds user:password@, in the clear over http://;
-  through a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or
-  the system's settings; proxy_for (line 2551)), the whole address to it for an http:// record, a
+  Authorization (Basic) where that address holds user:password@, in the clear over http://; through
+  a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
+  system's settings; proxy_for (line 2562)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
-  urllib.request, base64, select) imported at a run's first request. One TLS context a run, one
-  kept-alive connection per thread and server.
-- The environment read: settings (line 2610) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2551) the proxy variables; Network.connection (line 2382) opens connections:
+  urllib.request, base64, select) imported at a run's first request; urllib.parse where an address
+  is first split, by split (line 2548). One TLS context a run, one kept-alive connection per thread
+  and server.
+- The environment read: settings (line 2622) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2562) the proxy variables; Network.connection (line 2383) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2094) and Help (line 2911) the terminal's size (COLUMNS, LINES);
-  progress (line 2151) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2817) makes DIR's parent
+  terminal_width (line 2095) and Help (line 2923) the terminal's size (COLUMNS, LINES);
+  progress (line 2152) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2829) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2862) writes into such a folder, each write through writing (line 2836) under
+  exists; keep (line 2874) writes into such a folder, each write through writing (line 2848) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2845) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2857) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2855) removes a
-  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2937) puts back
+  empty one where it fails): each match's copy, then the study's; discard (line 2867) removes a
+  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2951) puts back
   Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
   escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
   run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
   a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130). _records (line 1246) sets the csv module's field
+  "interrupted" and ends it by os._exit(130). _records (line 1247) sets the csv module's field
   size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2643), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2670), every file
+- Read, only the files named on the command line and inside them: read_file (line 2655), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2682), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2922) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1789) reads recompute.py from this script's folder once (and this script's
+  release (line 2936) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1790) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
-  prints as it loads not shown), and names it with its sha256. folder_names (line 1662) lists a
+  prints as it loads not shown), and names it with its sha256. folder_names (line 1663) lists a
   folder's names.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
@@ -77,9 +78,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1789) and _records (line 1246) (above), run (line 1854),
-  match_result (line 1075), gather_match (line 1118), Gather (line 1585), audit_study (line 1882)
-  saved_study (line 1670) and folder_names (line 1662): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1790) and _records (line 1247) (above), run (line 1855),
+  match_result (line 1076), gather_match (line 1119), Gather (line 1586), audit_study (line 1883)
+  saved_study (line 1671) and folder_names (line 1663): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -97,7 +98,7 @@ if sys.version_info < (3, 9):  # first, before anything an older Python lacks
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
 import argparse, csv, errno, hashlib, io, itertools, json, math, operator, re, shutil, stat
-import textwrap, threading, time, urllib.parse, zlib
+import threading, time, zlib
 from array import array
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -2354,7 +2355,7 @@ class Network:
         within that server followed: a 200's body within MAX_BYTES, another's within 64 KiB (b""
         past it)."""
         for _ in range(10):
-            parts = urllib.parse.urlsplit(url)
+            parts = split(url)
             conn, target, headers = self.connection(parts)
             answer = None
             try:
@@ -2532,7 +2533,7 @@ def server_of(url, named):
     """The server a url names and what named it, and the proxy on the way, if any."""
     proxy = through(url)
     return "%s (named by %s%s)" % (
-        host_of(urllib.parse.urlsplit(url)),
+        host_of(split(url)),
         named,
         ", through " + proxy if proxy else "",
     )
@@ -2541,7 +2542,17 @@ def server_of(url, named):
 def through(url):
     """The proxy the environment names for url, as an error names it, or None: over http:// what
     it passes on could be changed, so a record read through one says so."""
-    return proxy_for(urllib.parse.urlsplit(url))[1]
+    return proxy_for(split(url))[1]
+
+
+def split(url):
+    """url split (urllib.parse.urlsplit), where it is an address: else Usage, naming it."""
+    import urllib.parse  # where used, as every module a run offline needs not: it starts the sooner
+
+    try:
+        return urllib.parse.urlsplit(url)
+    except ValueError as err:  # a [ not closed, or no IP address inside
+        raise Usage("%s is not an address (%s)" % (url, err))
 
 
 def host_of(parts):
@@ -2571,7 +2582,7 @@ def what_failed(err, answer, body, url, named):
     """Why a request failed (`err`, or an `answer` and its `body`), naming the culprit: the
     proxy, the server's certificate, the platform's answer (and the address answered) or the
     server, each with what named it."""
-    proxy = proxy_for(urllib.parse.urlsplit(url))[1]
+    proxy = through(url)
     if answer is None and isinstance(err, ssl.SSLCertVerificationError):
         return (
             "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
@@ -2602,9 +2613,10 @@ def failure_text(code, body, fallback, kind):
     meaning = {404: "not found", 409: "the %s is still playing" % kind, 400: "refused"}
     meaning = meaning.get(code, str(fallback))
     if not isinstance(reason, str) or reason.strip().lower() in meaning.lower():
-        return "%d %s" % (code, meaning)
-    said = reason if meaning.lower() in reason.lower() else meaning + ": " + reason
-    return "%d %s" % (code, said)
+        reason = meaning
+    elif meaning.lower() not in reason.lower():
+        reason = meaning + ": " + reason
+    return "%d %s" % (code, reason)
 
 
 def settings(option, paced=False):
@@ -2630,7 +2642,7 @@ def settings(option, paced=False):
 def base_of(base, named):
     """The base a match id or a study's path is read from, checked only then (an offline audit, or
     an address naming its own server, reads none): an http:// or https:// address, no query."""
-    parts = urllib.parse.urlsplit(base)
+    parts = split(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search("[?#]", base):
         raise Usage(
             "%s must be an http:// or https:// address, got %s"
@@ -2913,6 +2925,8 @@ class Help(argparse.HelpFormatter):
     word longer than the width (an address, a digest) kept whole."""
 
     def _fill_text(self, text, width, indent):
+        import textwrap  # where used, as urllib.parse (split)
+
         return "\n\n".join(
             textwrap.fill(" ".join(part.split()), width, break_long_words=False)
             for part in text.split("\n\n")

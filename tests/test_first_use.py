@@ -426,6 +426,31 @@ def test_daishi_base_is_checked_only_where_a_record_is_read_from_it(tmp_path):
             "--help)\n" % (named, script)
 
 
+@pytest.mark.parametrize("script,args,shown", [
+    ("recompute.py", ["--base", "http://[::1", CLEAN], CLEAN + ": http://[::1"),
+    ("recompute.py", ["http://[::1/api/matches/" + CLEAN], CLEAN + ": http://[::1/api/matches/%s/export?page=1" % CLEAN),
+    ("recompute_study.py", ["--base", "http://[::1", KIM], "http://[::1"),
+])
+def test_an_address_with_a_bracket_left_open_is_a_usage_error_naming_it(script, args, shown):
+    """urllib cannot split it (the IPv6 address's [ never closed): exit 2 naming it, never "a
+    fault of this script", and nothing sent."""
+    out = run_script(script, *args)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == "%s: %s is not an address (Invalid IPv6 URL) (see %s --help)\n" % (script, shown, script)
+
+
+def test_an_offline_audit_loads_none_of_the_networks_modules():
+    """Read from a folder, a match is audited without http.client, ssl, urllib and the rest imported
+    (the guide says so: they are imported where first used), which starts it the sooner."""
+    program = ("import runpy, sys\nsys.argv = ['recompute.py', %r]\ntry:\n    runpy.run_path(%r, run_name='__main__')\n"
+               "except SystemExit as stop:\n    print(stop.code, sorted(m for m in %r if m in sys.modules))\n"
+               % (str(MATCHES / CLEAN), str(REPO / "recompute.py"),
+                  ("base64", "http.client", "select", "ssl", "textwrap", "urllib.parse", "urllib.request")))
+    # -S: no site-packages' .pth file imports any of them first
+    out = subprocess.run([sys.executable, "-S", "-c", program], capture_output=True, text=True, timeout=60)
+    assert (out.stdout.splitlines()[-1], out.stderr) == ("0 []", "")
+
+
 def test_a_404_where_base_doubles_a_path_segment_says_what_base_is():
     hint = "(--base names the server, and a mirror's prefix, that /api/... and /u/... follow)"
     with Platform(FIXTURES) as platform:
