@@ -20,43 +20,43 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2179), in the shared block, through
-  Network.request (line 2228), Network.exchange (line 2260), Network.connection (line 2290) and
-  ask (line 2319): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2188), in the shared block, through
+  Network.request (line 2237), Network.exchange (line 2269), Network.connection (line 2299) and
+  ask (line 2328): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2469)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2478)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, select) imported at a run's first request; urllib.parse where an address is first split,
-  by split (line 2455). One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2529) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2469) the proxy variables; Network.connection (line 2290) opens connections:
+  by split (line 2464). One TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2538) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2478) the proxy variables; Network.connection (line 2299) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2002) and Help (line 2830) the terminal's size (COLUMNS, LINES);
-  progress (line 2059) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2736) makes DIR
-  (os.makedirs, left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir;
-  os.urandom names it), named for removal before it exists; keep (line 2781) writes into it, each
-  write through writing (line 2755) under the lock that Ctrl-C takes: export/ and report/
-  (os.makedirs), the files (open "xb") and saved.json last, then placed (line 2764) makes
-  DIR/<match id> empty (os.mkdir: refused where that name is taken) and renames the new folder
-  onto it (os.rename; os.rmdir of that empty one where it fails); discard (line 2774) removes the
-  new folder where the copy is not placed (shutil.rmtree). Besides, start (line 2858) puts back
-  Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
-  escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
-  run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
-  a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
+  terminal_width (line 2011) and Help (line 2839) the terminal's size (COLUMNS, LINES);
+  progress (line 2068) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2745) makes DIR (os.makedirs,
+  left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
+  it), named for removal before it exists; keep (line 2790) writes into it, each write through
+  writing (line 2764) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
+  (open "xb") and saved.json last, then placed (line 2773) makes DIR/<match id> empty (os.mkdir:
+  refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of that
+  empty one where it fails); discard (line 2783) removes the new folder where the copy is not placed
+  (shutil.rmtree). Besides, start (line 2867) puts back Python's own Ctrl-C handler (signal.signal),
+  makes both streams write what they cannot encode escaped, points stdout at os.devnull where
+  writing it fails (os.open, dup2 on fd 1) and ends every run by os._exit, nothing torn down that
+  the process's end frees (its status; Ctrl-C: 130, every folder being written removed first, none
+  begun after; a closed pipe: 141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2562), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2589), every file
+- Read, only the files named on the command line and inside them: read_file (line 2571), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2598), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1538), the one that
-  lists a folder's names; release (line 2843) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1547), the one that
+  lists a folder's names; release (line 2852) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -65,9 +65,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1517), folder_names (line 1538), folder_holds (line 1546),
-  against_copy (line 1622), sources_for (line 1726), saved_source (line 1777),
-  saved_folders (line 1783), not_a_target (line 1823), download (line 1465) and save (line 1716):
+  saved_match (line 1526), folder_names (line 1547), folder_holds (line 1555),
+  against_copy (line 1631), sources_for (line 1735), saved_source (line 1786),
+  saved_folders (line 1792), not_a_target (line 1832), download (line 1474) and save (line 1725):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -278,19 +278,24 @@ def net_share(received, given, values):
     return 0 if d == 0 else hu(n / d, 3)
 
 
-def ledger_from_events(trades, values):
+def ledger_from_events(trades, values, seats):
     """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid
-    points (5 each way, 20 in all)."""
+    points (5 each way, 20 in all), counted in log order until each of the `seats` has its 20."""
     flows = defaultdict(list)  # (from, to): the items that went that way, trade by trade
-    points = defaultdict(int)
-    paid_in_all = defaultdict(int)
     for giver, taker, give, receive in trades:
         flows[giver, taker].append(give)
         flows[taker, giver].append(receive)
+    points = defaultdict(int)
+    paid_in_all = defaultdict(int)
+    paid = 0
+    for giver, taker, give, receive in trades:
+        if paid == 20 * seats:  # no point is paid after: the rest need not be read
+            break
         for key in ((giver, taker), (taker, giver)) if give and receive else ():
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
                 paid_in_all[key[0]] += 1
+                paid += 1
     return [
         {
             "a": a,
@@ -339,7 +344,7 @@ def trade_ledger(archive, values):
         return archive["ledger"]
     log = archive["log"]
     return {
-        "pairs": ledger_from_events(log["trade_completed"], values),
+        "pairs": ledger_from_events(log["trade_completed"], values, len(archive["seats"])),
         "hasRep": True,
         "commons": commons_shares(log["gather"], log["region_collapsed"], archive["seats"]),
     }
@@ -931,7 +936,7 @@ def event_fault(events, seq, tick, log, groups):
     end = log["end"]
     if type(first) is not dict:  # the others: their columns below are None
         return None, "expected an object, got %s" % shown(first)
-    seqs, ticks, kinds = (column(events, key) for key in ("seq", "tick", "type"))
+    seqs, ticks = (column(events, key) for key in ("seq", "tick"))
     if not fits(seqs, "int") or seqs != list(range(seq, seq + len(events))):
         return "seq", "expected %d (seq is the position in the log), got %s" % (
             seq,
@@ -943,16 +948,18 @@ def event_fault(events, seq, tick, log, groups):
             "expected an integer from %d to %d (ticks never decrease), got %s"
             % (tick, end, shown(first.get("tick")))
         )
-    if not fits(kinds, "text"):
-        return "type", "expected a string, got %s" % shown(first.get("type"))
     lists = defaultdict(list)  # the types in the order they first appear
-    # each event onto its type's list, as a `for` loop would, in C (append's None keeps any going)
-    any(map(list.append, map(lists.__getitem__, kinds), events))
+    try:  # each event onto its type's list, as a `for` loop would, in C (append's None keeps on)
+        any(map(list.append, map(lists.__getitem__, map(itemgetter("type"), events)), events))
+    except (KeyError, TypeError):  # one has no type, or a list or an object for it
+        lists = {None: events}
+    if not fits(list(lists), "text"):
+        return "type", "expected a string, got %s" % shown(first.get("type"))
     for kind, group in lists.items():
         cols = {}
         groups[kind] = group, cols
         for key, form, _, _ in EVENT_FIELDS.get(kind, ()):
-            cols[key] = column(group, key, form == "seat" and log["roster"])
+            cols[key] = column(group, key, log["roster"] if form == "seat" else None)
             if not fits(cols[key], form):
                 return key, "expected %s, %s" % (
                     FORMS[form][0],
@@ -970,7 +977,9 @@ def column(events, key, seats=None):
     (the roster), each seat's own string (hashed once, for every rule after), None where one is
     not of the roster."""
     try:
-        return [seats[event[key]] if seats else event[key] for event in events]
+        if seats is None:
+            return [event[key] for event in events]
+        return [seats[event[key]] for event in events]
     except (KeyError, TypeError):
         return None
 
@@ -2867,25 +2876,25 @@ def start(main):
             raise OSError(errno.EBADF, "it is closed")
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # no thread waited for: none writes once STOPPED is set
-        STOPPED.set()
-        for part in list(PARTS):
-            discard(part)
+    except KeyboardInterrupt:
         progress("")
         say("interrupted")
-        os._exit(130)
+        status = 130
     except OSError as err:  # stdout's: closed (`| head`) quietly, as a shell's SIGPIPE; else 2
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
-        if isinstance(err, BrokenPipeError):
-            os._exit(141)
-        status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
+        status = 141
+        if not isinstance(err, BrokenPipeError):
+            status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
     except Exception as err:
         status = fail(
             "%s %s failed (%s: %s): a fault of this script, not of the record; please "
             "report it" % (Running.script, Running.version, type(err).__name__, err),
             False,
         )
-    sys.exit(status)
+    STOPPED.set()  # no thread waited for: none writes after, and a folder not placed is removed
+    for part in list(PARTS):
+        discard(part)
+    os._exit(status)  # stdout flushed, stderr written: what the process's end frees, not torn down
 
 
 SHARED = set(globals()) - OUTSIDE  # this block's own names: under --matches, one copy serves

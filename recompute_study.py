@@ -23,52 +23,53 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2272), in the shared block, through
-  Network.request (line 2321), Network.exchange (line 2353), Network.connection (line 2383) and
-  ask (line 2412): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2273), in the shared block, through
+  Network.request (line 2322), Network.exchange (line 2354), Network.connection (line 2384) and
+  ask (line 2413): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2562)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2563)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, select) imported at a run's first request; urllib.parse where an address
-  is first split, by split (line 2548). One TLS context a run, one kept-alive connection per thread
+  is first split, by split (line 2549). One TLS context a run, one kept-alive connection per thread
   and server.
-- The environment read: settings (line 2622) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2562) the proxy variables; Network.connection (line 2383) opens connections:
+- The environment read: settings (line 2623) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2563) the proxy variables; Network.connection (line 2384) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2095) and Help (line 2923) the terminal's size (COLUMNS, LINES);
-  progress (line 2152) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2829) makes DIR's parent
+  terminal_width (line 2096) and Help (line 2924) the terminal's size (COLUMNS, LINES);
+  progress (line 2153) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2830) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2874) writes into such a folder, each write through writing (line 2848) under
+  exists; keep (line 2875) writes into such a folder, each write through writing (line 2849) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2857) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2858) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2867) removes a
-  new folder whose copy is not placed (shutil.rmtree). Besides, start (line 2951) puts back
-  Python's own Ctrl-C handler (signal.signal), makes both streams write what they cannot encode
-  escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends a
-  run by os._exit on Ctrl-C (130, every folder being written removed first, none begun after) and
-  a closed pipe (141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130). _records (line 1247) sets the csv module's field
-  size limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2655), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2682), every file
+  empty one where it fails): each match's copy, then the study's; discard (line 2868) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2952) puts back Python's own
+  Ctrl-C handler (signal.signal), makes both streams write what they cannot encode escaped, points
+  stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends every run by
+  os._exit, nothing torn down that the process's end frees (its status; Ctrl-C: 130, every folder
+  being written removed first, none begun after; a closed pipe: 141); while the script loads, a
+  SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
+  _records (line 1248) sets the csv module's field size limit for the process
+  (csv.field_size_limit).
+- Read, only the files named on the command line and inside them: read_file (line 2656), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2683), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2936) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1790) reads recompute.py from this script's folder once (and this script's
+  release (line 2937) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1791) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
-  prints as it loads not shown), and names it with its sha256. folder_names (line 1663) lists a
+  prints as it loads not shown), and names it with its sha256. folder_names (line 1664) lists a
   folder's names.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
@@ -78,9 +79,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1790) and _records (line 1247) (above), run (line 1855),
-  match_result (line 1076), gather_match (line 1119), Gather (line 1586), audit_study (line 1883)
-  saved_study (line 1671) and folder_names (line 1663): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1791) and _records (line 1248) (above), run (line 1856),
+  match_result (line 1077), gather_match (line 1120), Gather (line 1587), audit_study (line 1884)
+  saved_study (line 1672) and folder_names (line 1664): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -2960,25 +2961,25 @@ def start(main):
             raise OSError(errno.EBADF, "it is closed")
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:  # no thread waited for: none writes once STOPPED is set
-        STOPPED.set()
-        for part in list(PARTS):
-            discard(part)
+    except KeyboardInterrupt:
         progress("")
         say("interrupted")
-        os._exit(130)
+        status = 130
     except OSError as err:  # stdout's: closed (`| head`) quietly, as a shell's SIGPIPE; else 2
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
-        if isinstance(err, BrokenPipeError):
-            os._exit(141)
-        status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
+        status = 141
+        if not isinstance(err, BrokenPipeError):
+            status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
     except Exception as err:
         status = fail(
             "%s %s failed (%s: %s): a fault of this script, not of the record; please "
             "report it" % (Running.script, Running.version, type(err).__name__, err),
             False,
         )
-    sys.exit(status)
+    STOPPED.set()  # no thread waited for: none writes after, and a folder not placed is removed
+    for part in list(PARTS):
+        discard(part)
+    os._exit(status)  # stdout flushed, stderr written: what the process's end frees, not torn down
 
 
 SHARED = set(globals()) - OUTSIDE  # this block's own names: under --matches, one copy serves

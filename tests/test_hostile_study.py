@@ -1640,22 +1640,20 @@ def test_safety_save_leaves_no_partial_file_on_a_failure(serving, rn, tmp_path):
 
 # ---------------------------------------------------------------- the exact test's resources
 
-# Runs the script and, as it ends, writes its own peak RSS (VmHWM, which a forked parent's pages
-# do not inflate) to the file named first.
-MEASURED = """import runpy, sys
-peak_file, sys.argv = sys.argv[1], sys.argv[2:]
-try:
-    runpy.run_path(sys.argv[0], run_name="__main__")
-finally:
-    with open("/proc/self/status") as status, open(peak_file, "w") as out:
-        out.write([line.split()[1] for line in status if line.startswith("VmHWM:")][0])
+# Runs the script as its child and writes the child's peak RSS (KiB) to the file named first: a
+# small process that starts it, so that no parent's pages inflate it (the script ends by os._exit,
+# so it cannot write its own).
+MEASURED = """import resource, subprocess, sys
+peak_file = sys.argv[1]
+done = subprocess.run([sys.executable] + sys.argv[2:])
+with open(peak_file, "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(done.returncode)
 """
 
 
 def run_measured(args, limit=120):
     """The script as a user runs it: (exit, stdout, stderr, seconds, peak RSS in MiB)."""
-    if not os.path.exists("/proc/self/status"):
-        pytest.skip("no /proc/self/status to read a peak RSS from")
     with tempfile.TemporaryDirectory() as folder:
         peak_file = os.path.join(folder, "peak")
         started = time.monotonic()
@@ -1663,7 +1661,8 @@ def run_measured(args, limit=120):
                               capture_output=True, text=True, timeout=limit)
         seconds = time.monotonic() - started
         with open(peak_file) as peak:
-            return done.returncode, done.stdout, done.stderr, seconds, int(peak.read()) / 1024
+            mib = int(peak.read()) / (2**20 if sys.platform == "darwin" else 2**10)  # bytes on macOS
+            return done.returncode, done.stdout, done.stderr, seconds, mib
 
 
 def test_csv_twenty_megabyte_quoted_field_read_in_bounded_memory(tmp_path):

@@ -177,6 +177,7 @@ def test_the_scripts_own_failure_says_so(monkeypatch, capsys, name):
 
     monkeypatch.setattr(script, "parse_args" if name == "recompute" else "parse_arguments", broken)
     monkeypatch.setattr(sys, "argv", [name + ".py", CLEAN])
+    monkeypatch.setattr(os, "_exit", sys.exit)  # a run ends by os._exit: here, as SystemExit
     with pytest.raises(SystemExit) as stop:
         script.start(script.main)
     err = capsys.readouterr().err

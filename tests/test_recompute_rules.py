@@ -86,7 +86,7 @@ def commons_shares(gathers, collapses, seats):
 def test_ledger_pairs_and_points_from_events():
     events = [trade(i + 1, i, "a_2", "a_10", {"wood": 1}, {"food": 1}) for i in range(7)]
     events.append(trade(8, 8, "a_10", "a_2", {"wood": 2}, {}))  # a gift pays nothing
-    [pair] = rc.ledger_from_events(trade_rows(events), VALUES)
+    [pair] = rc.ledger_from_events(trade_rows(events), VALUES, 2)
     assert (pair["a"], pair["b"]) == ("a_10", "a_2")  # ids compare as strings
     assert pair["trades"] == 8
     assert pair["rep"] == {"a_10": 5, "a_2": 5}  # five paid trades per partner
@@ -100,7 +100,7 @@ def test_twenty_paid_trades_in_all():
         for _ in range(5):
             seq += 1
             events.append(trade(seq, seq, "a_1", "a_%d" % partner, {"wood": 1}, {"food": 1}))
-    pairs = rc.ledger_from_events(trade_rows(events), VALUES)
+    pairs = rc.ledger_from_events(trade_rows(events), VALUES, 6)
     paid = [p["rep"]["a_1"] for p in pairs]
     assert paid == [5, 5, 5, 5, 0]
     assert all(p["rep"][p["b"]] == 5 for p in pairs)
