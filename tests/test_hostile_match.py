@@ -797,6 +797,20 @@ def test_json_extreme_finite_numbers_no_crash(rc, target, path, value):
     assert not contract_problems(o), contract_problems(o)
 
 
+@pytest.mark.parametrize("script", ["recompute", "recompute_study"])
+@pytest.mark.parametrize("pad", range(8))
+def test_an_integer_of_16_digits_is_found_at_each_of_the_four_alignments(script, pad):
+    """The JSON guard reads every fourth byte first: 16 digits wherever they stand hold four of
+    those in a row, so 2**53 + 1 is refused at every offset; 2**53 and 10**15 are read as integers."""
+    module = load_script(script)
+    for value in (2**53, 10**15):
+        doc = module.parse_json(('{"x": [%s%d]}' % (" " * pad, value)).encode(), "p.json")
+        assert doc == {"x": [value]} and type(doc["x"][0]) is int
+    with pytest.raises(module.Unreadable) as refused:
+        module.parse_json(('{"x": [%s%d]}' % (" " * pad, 2**53 + 1)).encode(), "p.json")
+    assert str(refused.value) == "p.json: x[0]: not a finite number, nor an integer within 2**53"
+
+
 # ---------------------------------------------------------------- through the CLI
 
 CLI_CASES = [
