@@ -37,7 +37,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   proxy_for (line 2477) the proxy variables; Network.connection (line 2298) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2011) and Help (line 2837) the terminal's size (COLUMNS, LINES);
+  terminal_width (line 2011) and Help (line 2841) the terminal's size (COLUMNS, LINES);
   progress (line 2068) TERM (dumb: no control sequences).
 - Written, made, renamed or removed, only under --save: new_copy (line 2744) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
@@ -46,7 +46,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   (open "xb") and saved.json last, then placed (line 2772) makes DIR/<match id> empty (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of that
   empty one where it fails); discard (line 2782) removes the new folder where the copy is not placed
-  (shutil.rmtree). Besides, start (line 2870) puts back Python's own Ctrl-C handler (signal.signal),
+  (shutil.rmtree). Besides, start (line 2876) puts back Python's own Ctrl-C handler (signal.signal),
   makes both streams write what they cannot encode escaped, points stdout at os.devnull where
   writing it fails (os.open, dup2 on fd 1) and ends every run by os._exit, nothing torn down that
   the process's end frees (its status; Ctrl-C: 130, every folder being written removed first, none
@@ -56,7 +56,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   function that reads a file's bytes (a saved copy through read_copy (line 2597), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
   read unverified, and its audit's first line says so); folder_names (line 1547), the one that
-  lists a folder's names; release (line 2850) reads this script's own file for its sha256.
+  lists a folder's names; release (line 2854) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -85,7 +85,7 @@ if sys.version_info < (3, 9):  # first, before anything an older Python lacks
     sys.exit(2)
 if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
     signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
-import argparse, errno, gc, hashlib, io, json, math, re, shutil, stat, threading, time, zlib
+import argparse, errno, gc, io, json, math, re, shutil, stat, threading, time, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from functools import partial
@@ -2822,13 +2822,17 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **how):
         super().__init__(*args, **how)
-        digest = release()["sha256"] or "not known: the script was not read from a file"
         self.add_argument(
             "--version",
-            action="version",
-            version="%s %s\n\nsha256 %s" % (Running.script, Running.version, digest),
+            action="version",  # its text: self.version
             help="show the version and the sha256 of this file, to compare with the one published",
         )
+
+    @property
+    def version(self):
+        """--version's text, made only when asked for: the file read and hashed then."""
+        digest = release()["sha256"] or "not known: the script was not read from a file"
+        return "%s %s\n\nsha256 %s" % (Running.script, Running.version, digest)
 
     def error(self, message):
         raise Usage(message)
@@ -2857,6 +2861,8 @@ def release():
 
 def sha256(raw):
     """The bytes' SHA-256 in hex, as saved.json and --version give it."""
+    import hashlib  # where used, as urllib.parse (split)
+
     return hashlib.sha256(raw).hexdigest()
 
 

@@ -42,7 +42,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   proxy_for (line 2562) the proxy variables; Network.connection (line 2383) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2096) and Help (line 2922) the terminal's size (COLUMNS, LINES);
+  terminal_width (line 2096) and Help (line 2926) the terminal's size (COLUMNS, LINES);
   progress (line 2153) TERM (dumb: no control sequences).
 - Written, made, renamed or removed, only under --save: new_copy (line 2829) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
@@ -53,7 +53,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   saved.json last, then placed (line 2857) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
   empty one where it fails): each match's copy, then the study's; discard (line 2867) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2955) puts back Python's own
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2961) puts back Python's own
   Ctrl-C handler (signal.signal), makes both streams write what they cannot encode escaped, points
   stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends every run by
   os._exit, nothing torn down that the process's end frees (its status; Ctrl-C: 130, every folder
@@ -65,7 +65,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   function that reads a file's bytes (a saved copy through read_copy (line 2682), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2935) reads this script's own file for its sha256. With --matches,
+  release (line 2939) reads this script's own file for its sha256. With --matches,
   load_recompute (line 1791) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
@@ -2907,13 +2907,17 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **how):
         super().__init__(*args, **how)
-        digest = release()["sha256"] or "not known: the script was not read from a file"
         self.add_argument(
             "--version",
-            action="version",
-            version="%s %s\n\nsha256 %s" % (Running.script, Running.version, digest),
+            action="version",  # its text: self.version
             help="show the version and the sha256 of this file, to compare with the one published",
         )
+
+    @property
+    def version(self):
+        """--version's text, made only when asked for: the file read and hashed then."""
+        digest = release()["sha256"] or "not known: the script was not read from a file"
+        return "%s %s\n\nsha256 %s" % (Running.script, Running.version, digest)
 
     def error(self, message):
         raise Usage(message)
@@ -2942,6 +2946,8 @@ def release():
 
 def sha256(raw):
     """The bytes' SHA-256 in hex, as saved.json and --version give it."""
+    import hashlib  # where used, as urllib.parse (split)
+
     return hashlib.sha256(raw).hexdigest()
 
 
