@@ -20,43 +20,43 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2189), in the shared block, through
-  Network.request (line 2238), Network.exchange (line 2270), Network.connection (line 2300) and
-  ask (line 2329): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2186), in the shared block, through
+  Network.request (line 2235), Network.exchange (line 2267), Network.connection (line 2297) and
+  ask (line 2326): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2479)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2476)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, select) imported at a run's first request; urllib.parse where an address is first split,
-  by split (line 2465). One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2539) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2479) the proxy variables; Network.connection (line 2300) opens connections:
+  by split (line 2462). One TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2536) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2476) the proxy variables; Network.connection (line 2297) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2013) and Help (line 2843) the terminal's size (COLUMNS, LINES);
-  progress (line 2070) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2746) makes DIR (os.makedirs,
+  terminal_width (line 2010) and Help (line 2840) the terminal's size (COLUMNS, LINES);
+  progress (line 2067) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2743) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2791) writes into it, each write through
-  writing (line 2765) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
-  (open "xb") and saved.json last, then placed (line 2774) makes DIR/<match id> empty (os.mkdir:
+  it), named for removal before it exists; keep (line 2788) writes into it, each write through
+  writing (line 2762) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
+  (open "xb") and saved.json last, then placed (line 2771) makes DIR/<match id> empty (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of that
-  empty one where it fails); discard (line 2784) removes the new folder where the copy is not placed
-  (shutil.rmtree). Besides, start (line 2878) puts back Python's own Ctrl-C handler (signal.signal),
+  empty one where it fails); discard (line 2781) removes the new folder where the copy is not placed
+  (shutil.rmtree). Besides, start (line 2875) puts back Python's own Ctrl-C handler (signal.signal),
   makes both streams write what they cannot encode escaped, points stdout at os.devnull where
   writing it fails (os.open, dup2 on fd 1) and ends every run by os._exit, nothing torn down that
   the process's end frees (its status; Ctrl-C: 130, every folder being written removed first, none
   begun after; a closed pipe: 141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2572), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2599), every file
+- Read, only the files named on the command line and inside them: read_file (line 2569), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2596), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1549), the one that
-  lists a folder's names; release (line 2856) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1547), the one that
+  lists a folder's names; release (line 2853) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -65,9 +65,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1528), folder_names (line 1549), folder_holds (line 1557),
-  against_copy (line 1633), sources_for (line 1737), saved_source (line 1788),
-  saved_folders (line 1794), not_a_target (line 1834), download (line 1476) and save (line 1727):
+  saved_match (line 1526), folder_names (line 1547), folder_holds (line 1555),
+  against_copy (line 1631), sources_for (line 1735), saved_source (line 1786),
+  saved_folders (line 1792), not_a_target (line 1832), download (line 1474) and save (line 1725):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -282,16 +282,14 @@ def ledger_from_events(trades, values, seats):
     """§4, §7 from trade_completed as (from, to, give, receive): per pair trades, net share, paid
     points (5 each way, 20 in all), counted in log order until each of the `seats` has its 20."""
     flows = defaultdict(list)  # (from, to): the items that went that way, trade by trade
+    points = defaultdict(int)
+    paid_in_all = defaultdict(int)
+    paid = 0  # in all: at 20 a seat, no point is paid after, and none is looked for
     for giver, taker, give, receive in trades:
         flows[giver, taker].append(give)
         flows[taker, giver].append(receive)
-    points = defaultdict(int)
-    paid_in_all = defaultdict(int)
-    paid = 0
-    for giver, taker, give, receive in trades:
-        if paid == 20 * seats:  # no point is paid after: the rest need not be read
-            break
-        for key in ((giver, taker), (taker, giver)) if give and receive else ():
+        paying = give and receive and paid < 20 * seats
+        for key in ((giver, taker), (taker, giver)) if paying else ():
             if points[key] < 5 and paid_in_all[key[0]] < 20:
                 points[key] += 1
                 paid_in_all[key[0]] += 1
@@ -1938,7 +1936,7 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\
 CREDENTIALS = re.compile(r"(?<=://)[^/?#\s]*@")  # user:password@ in an address: never shown
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
 WRITING = threading.RLock()  # held to add, write into or remove one of PARTS
-STOPPED = threading.Event()  # set on Ctrl-C: no folder is begun or written after it
+STOPPED = threading.Event()  # set on Ctrl-C, and as a run ends: no folder begun or written after
 
 
 class Running:
@@ -1996,9 +1994,8 @@ def fitness_index(dims):
 
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
-    grade = "ABCDF"[
-        sum(index < floor for floor in (80, 65, 50, 35))
-    ]  # the floors it falls short of
+    # the letter by the floors the index falls short of
+    grade = "ABCDF"[sum(index < floor for floor in (80, 65, 50, 35))]
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 

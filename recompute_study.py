@@ -23,37 +23,37 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2272), in the shared block, through
-  Network.request (line 2321), Network.exchange (line 2353), Network.connection (line 2383) and
-  ask (line 2412): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2271), in the shared block, through
+  Network.request (line 2320), Network.exchange (line 2352), Network.connection (line 2382) and
+  ask (line 2411): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2562)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2561)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, select) imported at a run's first request; urllib.parse where an address
-  is first split, by split (line 2548). One TLS context a run, one kept-alive connection per thread
+  is first split, by split (line 2547). One TLS context a run, one kept-alive connection per thread
   and server.
-- The environment read: settings (line 2622) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2562) the proxy variables; Network.connection (line 2383) opens connections:
+- The environment read: settings (line 2621) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2561) the proxy variables; Network.connection (line 2382) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2096) and Help (line 2926) the terminal's size (COLUMNS, LINES);
-  progress (line 2153) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2829) makes DIR's parent
+  terminal_width (line 2095) and Help (line 2925) the terminal's size (COLUMNS, LINES);
+  progress (line 2152) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2828) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2874) writes into such a folder, each write through writing (line 2848) under
+  exists; keep (line 2873) writes into such a folder, each write through writing (line 2847) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2857) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2856) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2867) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2961) puts back Python's own
+  empty one where it fails): each match's copy, then the study's; discard (line 2866) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2960) puts back Python's own
   Ctrl-C handler (signal.signal), makes both streams write what they cannot encode escaped, points
   stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends every run by
   os._exit, nothing torn down that the process's end frees (its status; Ctrl-C: 130, every folder
@@ -61,11 +61,11 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
   _records (line 1248) sets the csv module's field size limit for the process
   (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2655), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2682), every file
+- Read, only the files named on the command line and inside them: read_file (line 2654), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2681), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2939) reads this script's own file for its sha256. With --matches,
+  release (line 2938) reads this script's own file for its sha256. With --matches,
   load_recompute (line 1791) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
@@ -2021,7 +2021,7 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\
 CREDENTIALS = re.compile(r"(?<=://)[^/?#\s]*@")  # user:password@ in an address: never shown
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
 WRITING = threading.RLock()  # held to add, write into or remove one of PARTS
-STOPPED = threading.Event()  # set on Ctrl-C: no folder is begun or written after it
+STOPPED = threading.Event()  # set on Ctrl-C, and as a run ends: no folder begun or written after
 
 
 class Running:
@@ -2079,9 +2079,8 @@ def fitness_index(dims):
 
 def grade_of(index, dims, rubric):
     """By the index; from 2.0 an A or B needs three dimensions at 50 or more, else reads C."""
-    grade = "ABCDF"[
-        sum(index < floor for floor in (80, 65, 50, 35))
-    ]  # the floors it falls short of
+    # the letter by the floors the index falls short of
+    grade = "ABCDF"[sum(index < floor for floor in (80, 65, 50, 35))]
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 
