@@ -20,54 +20,62 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2186), in the shared block, through
-  Network.request (line 2235), Network.exchange (line 2267), Network.connection (line 2297) and
-  ask (line 2326): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2207), in the shared block, through
+  Network.request (line 2258), Network.exchange (line 2290), Network.connection (line 2320) and
+  ask (line 2349): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2476)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2515)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
-  base64, select) imported at a run's first request; urllib.parse where an address is first split,
-  by split (line 2462). One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2536) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2476) the proxy variables; Network.connection (line 2297) opens connections:
-  socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
-  bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2010) and Help (line 2840) the terminal's size (COLUMNS, LINES);
-  progress (line 2067) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2743) makes DIR (os.makedirs,
+  base64, selectors) imported at a run's first request; urllib.parse where an address is first
+  split, by split (line 2489). One TLS context a run, one kept-alive connection per thread and
+  server.
+- The environment read: settings (line 2575) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2515) the proxy variables; Network.connection (line 2320) opens connections:
+  socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA bundle
+  (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it
+  is set, ssl writes each connection's TLS secrets to the file it names); urllib's proxies ignore
+  HTTP_PROXY where REQUEST_METHOD is set (as under CGI); terminal_width (line 2041) and
+  Help (line 2890) the terminal's size (COLUMNS, LINES); progress (line 2100) TERM (dumb: no control
+  sequences); Parser (line 2861), through argparse's gettext, the locale (LANGUAGE, LC_ALL,
+  LC_MESSAGES, LANG: the language of argparse's own words, from the interpreter's translations).
+- Written, made, renamed or removed, only under --save: new_copy (line 2786) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2788) writes into it, each write through
-  writing (line 2762) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
-  (open "xb") and saved.json last, then placed (line 2771) makes DIR/<match id> empty (os.mkdir:
-  refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of that
-  empty one where it fails); discard (line 2781) removes the new folder where the copy is not placed
-  (shutil.rmtree). Besides, start (line 2875) puts back Python's own Ctrl-C handler (signal.signal),
-  makes both streams write what they cannot encode escaped, points stdout at os.devnull where
-  writing it fails (os.open, dup2 on fd 1) and ends every run by os._exit, nothing torn down that
-  the process's end frees (its status; Ctrl-C: 130, every folder being written removed first, none
-  begun after; a closed pipe: 141); while the script loads, a SIGINT handler (near the top) writes
-  "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2569), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2596), every file
-  checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1547), the one that
-  lists a folder's names; release (line 2853) reads this script's own file for its sha256.
+  it), named for removal before it exists; keep (line 2831) writes into it, each write through
+  writing (line 2805) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2814) makes DIR/<match id> empty
+  (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
+  os.rmdir of that empty one where it fails); discard (line 2824) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 2927) makes stop (line 2957) the handler
+  of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
+  escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends every
+  run by finish (line 2966): no thread sends or writes after, every folder not placed is removed,
+  then os._exit, nothing torn down that the process's end frees (its status; a signal: further ones
+  ignored, the folders removed, only then the line "interrupted", and 128 + its number: 130, 143,
+  129; a closed pipe: 141); while the script loads, ended (line 99) does so for those signals.
+- Read, only the files named on the command line and inside them: read_file (line 2610), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2639), every file checked
+  against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
+  unverified, and its audit's first line says so); folder_names (line 1572), the one that lists a
+  folder's names; release (line 2904) reads this script's own file once, for its sha256. Code
+  loaded: the standard library's modules only, this script's folder taken off sys.path before the
+  first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
-      -e 'os[.](environ|urandom)|open[(]|shutil|signal|socket|ssl[.]|select[.]|sock[.]|readinto' \
+      -e 'os[.](environ|urandom)|open[(]|shutil|signal|socket|ssl[.]|selectors[.]|sock[.]' \
       -e 'http[.]client|urllib[.]req|conn[.]|exec[(]|isdir|isfile|lexists|realpath|isatty' \
-      -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
+      -e '__file__|sys[.](exit|path)|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
+      -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1526), folder_names (line 1547), folder_holds (line 1555),
-  against_copy (line 1631), sources_for (line 1735), saved_source (line 1786),
-  saved_folders (line 1792), not_a_target (line 1832), download (line 1474) and save (line 1725):
+  saved_match (line 1551), folder_names (line 1572), folder_holds (line 1580),
+  against_copy (line 1658), sources_for (line 1762), saved_source (line 1813),
+  saved_folders (line 1819), not_a_target (line 1859), download (line 1499) and save (line 1752):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -76,19 +84,36 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   download, saved_match, read_match, read_report, audit and print_audit.
 """
 
-import os, signal, sys
+import sys
 
 if sys.version_info < (3, 9):  # first, before anything an older Python lacks
     sys.stderr.write(
         "recompute.py needs Python 3.9 or later; this is Python %s\n" % sys.version.split()[0]
     )
     sys.exit(2)
-if __name__ == "__main__":  # Ctrl-C while the script still loads: one line and 130, as later
-    signal.signal(signal.SIGINT, lambda *_: (sys.stderr.write("interrupted\n"), os._exit(130)))
+if __name__ == "__main__" and not getattr(sys.flags, "safe_path", sys.flags.isolated):
+    del sys.path[0]  # as python -P: no module is imported from this script's folder, before any is
+import os, signal
+
+
+def ended(signum, frame):
+    """A signal while the script still loads: one line where stderr takes it, and 128 + its
+    number, as later (stop)."""
+    try:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+    except Exception:  # stderr closed or full: the status is the same
+        pass
+    os._exit(128 + signum)
+
+
+if __name__ == "__main__":  # Ctrl-C, SIGTERM or SIGHUP while the script loads
+    for each in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
+        signal.signal(each, ended)
 import argparse, errno, gc, io, json, math, re, shutil, stat, threading, time, zlib
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from functools import partial
+from functools import lru_cache, partial
 from itertools import chain, repeat
 from operator import eq, itemgetter
 from os.path import isdir, join, lexists
@@ -1610,12 +1635,14 @@ def parse_args(argv):
     folder_left_out(argv, r"m_[0-9a-f]{12}\Z|https?://")
     args = parser.parse_args(argv)
     args.base, args.named, args.net = settings(args.base)
-    args.matches = [args.net.taken(t.strip()) for t in args.matches]
+    args.matches = [t.strip() for t in args.matches]
+    if args.save:
+        release()  # this file's digest, for saved.json, read before the first request
     return args
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+    argv = [taken(a) for a in (sys.argv[1:] if argv is None else argv)]  # no password kept
     try:
         args = parse_args(argv)
         old = against_copy(args)
@@ -1934,9 +1961,13 @@ SAVED = "saved.json"  # written last into a copy: kind, id, address, savedAt, ru
 # isolates, the Unicode line and paragraph separators.
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 CREDENTIALS = re.compile(r"(?<=://)[^/?#\s]*@")  # user:password@ in an address: never shown
+SECRETS = {}  # a server's user:password, as an address held it: sent as Authorization, never shown
+SIGNALS = (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM))
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
 WRITING = threading.RLock()  # held to add, write into or remove one of PARTS
-STOPPED = threading.Event()  # set on Ctrl-C, and as a run ends: no folder begun or written after
+STOPPED = (
+    threading.Event()
+)  # set on a signal, and as a run ends: nothing sent, begun or written after
 
 
 class Running:
@@ -2055,12 +2086,14 @@ def listed(lines, count=None):
 
 def say(line, begin="", end="\n", tty=False):
     """A line on stderr, escaped, best effort: a stderr closed or full changes no exit status;
-    with tty, on a terminal only."""
+    with tty, on a terminal only. A line may be twice MAX_SHOWN: it names a record's text cut."""
     try:
         if sys.stderr.isatty() or not tty:
-            sys.stderr.write(begin + one_line(line) + end)
+            sys.stderr.write(
+                begin + one_line(line, 2 * MAX_SHOWN) + end
+            )  # a record's text in it cut
             sys.stderr.flush()
-    except (AttributeError, OSError, ValueError):
+    except Exception:  # closed, full, or a write of the main thread's interrupted by a signal
         pass
 
 
@@ -2096,7 +2129,7 @@ def fail(message, as_json, status=2):
                 "script": Running.script,
                 "version": Running.version,
                 "exit": status,
-                "error": one_line(message),
+                "error": one_line(message, 2 * MAX_SHOWN),
             }
         )
     return status
@@ -2120,7 +2153,7 @@ def parse_json(raw, name, finite=False):
     try:  # C's int() where no long run
         doc = json.loads(raw.decode("utf-8"), parse_constant=float, parse_int=whole)
         if beyond or finite:  # the first such number's place
-            where = place_of(
+            where = place_of(  # None where a key given twice hid it
                 [doc], lambda v: v is beyond or finite and v in (math.inf, -math.inf) or v != v
             )
     except UnicodeDecodeError as err:
@@ -2130,9 +2163,9 @@ def parse_json(raw, name, finite=False):
     except (ValueError, RecursionError) as err:
         raise Unreadable("%s: not valid JSON (%s)" % (name, err or "nested too deep"))
     if beyond or finite and where:
+        where = "a key given twice" if where is None else where[3:].lstrip(".") or "the document"
         raise Unreadable(
-            "%s: %s: not a finite number, nor an integer within 2**53"
-            % (name, one_line(where[3:].lstrip(".") or "the document", 80))
+            "%s: %s: not a finite number, nor an integer within 2**53" % (name, one_line(where, 80))
         )
     return doc
 
@@ -2170,27 +2203,17 @@ class Network:
         self.agent, self.timeout, self.patience, self.paced = agent, timeout, patience, paced
         self.lock, self.waited, self.resume, self.due = threading.Lock(), 0.0, 0.0, 0.0
         self.local, self.context = threading.local(), None  # .pool: this thread's connections
-        self.secrets = {}  # a server's user:password, as its address held it: sent, never shown
-
-    def taken(self, address):
-        """The address with its credentials taken out (everything between // and the last @ of
-        its authority, whatever characters they hold) and kept here, to send as Authorization
-        to that server; the address shown and kept says ***@ in their place."""
-        parts = re.match(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@([^/?#@]*)(.*)", address, re.S)
-        if parts is None:
-            return address
-        scheme, user, host, rest = parts.groups()
-        self.secrets[host] = user
-        return scheme + "***@" + host + rest
 
     def get(self, url, what, named):
         """The one function that sends requests: the body of a 200 answer to GET url; `what`
         names the file and `named` what named the server, in an error. The modules a request
         needs are imported at a run's first: a run offline starts without them, a fifth sooner."""
-        global base64, http, select, ssl, urllib
-        import base64, http.client, select, ssl, urllib.request
+        global base64, http, selectors, ssl, urllib
+        import base64, http.client, selectors, ssl, urllib.request
 
         while True:
+            if STOPPED.is_set():
+                raise Unreadable("%s: not asked for: the run is stopping" % what)
             self.take_turn()
             try:
                 return self.request(url, what, named)
@@ -2302,8 +2325,8 @@ class Network:
         one, Proxy-Authorization (for https, sent in the CONNECT only)."""
         host = host_of(parts)
         headers = {"User-Agent": self.agent, "Accept-Encoding": "gzip"}
-        if host in self.secrets:
-            headers["Authorization"] = basic(self.secrets[host])
+        if host in SECRETS:
+            headers["Authorization"] = basic(SECRETS[host])
         pool = vars(self.local).setdefault("pool", {})
         if (parts.scheme, host) not in pool:
             proxy = proxy_for(parts)[0]
@@ -2329,11 +2352,11 @@ def ask(conn, target, headers, deadline):
     answer, or the server's close) is not clean: closed and opened anew, those bytes never read
     as an answer; one the server closes as it is asked is opened again, once, silently."""
     conn.response_class = partial(answer, deadline=deadline)
-    sock = conn.sock
-    if sock and (
-        isinstance(sock, ssl.SSLSocket) and sock.pending() or select.select([sock], [], [], 0)[0]
-    ):
-        conn.close()
+    if conn.sock:  # asked of a selector: select() takes no descriptor past 1,023
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(conn.sock, selectors.EVENT_READ)
+            if isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending() or waiting.select(0):
+                conn.close()
     for again in (True, False):
         kept = conn.sock is not None
         conn.timeout = max(deadline - time.monotonic(), 0.001)  # to connect, and then to send
@@ -2349,14 +2372,18 @@ def ask(conn, target, headers, deadline):
 
 
 def answer(sock, deadline, **how):
-    """An answer read within the deadline whose interim heads (1xx: 103 Early Hints and the like,
-    never 101) are read and passed over: the final answer's head is the one read."""
+    """An answer read within the deadline whose interim heads (1xx: 100 Continue, 103 Early Hints
+    and the like, never 101) are read and passed over, a proxy's before its answer to CONNECT
+    too: the final answer's head is the one read."""
     response = http.client.HTTPResponse(Timed(sock, deadline), **how)
-    read_status = response._read_status  # what begin() asks for each head's status line
+    read_status = response._read_status  # what begin() and a tunnel ask for a head's status line
 
-    def final_status():  # an interim answer taken as a 100 Continue, whose head begin() skips
-        version, status, reason = read_status()
-        return version, 100 if 101 < status < 200 else status, reason
+    def final_status():
+        while True:
+            version, status, reason = read_status()
+            if not 100 <= status < 200 or status == 101:
+                return version, status, reason
+            http.client.parse_headers(response.fp)  # an interim head's fields, passed over
 
     response._read_status = final_status
     return response
@@ -2473,6 +2500,18 @@ def host_of(parts):
     return parts.netloc.rpartition("@")[2]
 
 
+def taken(text):
+    """text (an argument, DAISHI_BASE) with an address's credentials taken out where it is first
+    read: everything between // and the last @ of its authority, whatever characters they hold,
+    kept in SECRETS for that server; shown and kept as ***@."""
+    parts = re.match(r"(.*?://)([^/?#]*)@([^/?#@]*)(.*)", text, re.S)
+    if parts is None:
+        return text
+    scheme, user, host, rest = parts.groups()
+    SECRETS[host.strip()] = user
+    return scheme + "***@" + host + rest
+
+
 def proxy_for(parts):
     """The proxy the environment names for a request to `parts`, its address split, and how an
     error names it (never with its password); or (None, None)."""
@@ -2549,7 +2588,9 @@ def settings(option, paced=False):
     net = Network("%s/%s" % (Running.script, Running.version), *seconds, paced=paced)
     env = os.environ.get("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
-    base = net.taken((option if option is not None else env or DEFAULT_BASE).strip())
+    base = (
+        option if option is not None else taken(env or DEFAULT_BASE)
+    ).strip()  # main took --base's
     return base, named, net
 
 
@@ -2567,19 +2608,21 @@ def base_of(base, named):
 
 # ------------------------------------------------------------------ gather: a saved copy
 def read_file(path, folder, cap=None):
-    """A regular file (no FIFO, device or folder), inside `folder` where one is given (no link
-    leading out), within `cap` bytes (MAX_BYTES by default)."""
-    cap = cap or MAX_BYTES
+    """A regular file (no FIFO, device or folder, none of them opened: to open one may act),
+    inside `folder` where one is given (no link leading out), within `cap` bytes (MAX_BYTES by
+    default); a failure to read it names it."""
+    cap, raw = cap or MAX_BYTES, None
     try:
         if folder is not None:
             inside(path, folder)
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once
+        if stat.S_ISREG(os.stat(path).st_mode):
+            with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # still, if another was put there
+                    raw = f.read(cap + 1)
     except OSError as err:
         raise Unreadable("%s: cannot read (%s)" % (path, err.strerror or err))
-    with os.fdopen(handle, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise Unreadable("%s: not a regular file: not read" % path)
-        raw = f.read(cap + 1)
+    if raw is None:
+        raise Unreadable("%s: not a regular file: not read" % path)
     if len(raw) > cap:
         raise Unreadable("%s: larger than %d bytes" % (path, cap))
     return raw
@@ -2748,11 +2791,11 @@ def new_copy(folder):
             "--save: %s is there already: to audit the platform now, name another DIR or leave out "
             "--save; to audit a copy kept there, name the folder alone" % folder
         )
-    parent = os.path.dirname(os.path.abspath(folder))
-    staged = os.path.join(parent, ".%s.part-%s" % (os.path.basename(folder), os.urandom(6).hex()))
-    PARTS.add(staged)  # named before it exists: a Ctrl-C at any moment finds it
+    parent, name = os.path.split(folder.rstrip(os.sep) or os.sep)  # as the system resolves it
+    staged = os.path.join(parent, ".%s.part-%s" % (name, os.urandom(6).hex()))
+    PARTS.add(staged)  # named before it exists: a signal at any moment finds it
     try:
-        writing(staged, os.makedirs, parent, exist_ok=True)
+        writing(staged, os.makedirs, parent or os.curdir, exist_ok=True)
         writing(staged, os.mkdir, staged, 0o700)
     except OSError as err:
         raise Unreadable("--save: cannot write %s (%s)" % (folder, err.strerror or err))
@@ -2760,7 +2803,7 @@ def new_copy(folder):
 
 
 def writing(staged, action, *args, **how):
-    """action(*args) on the folder new_copy made, under the lock that Ctrl-C takes to remove
+    """action(*args) on the folder new_copy made, under the lock that a signal takes to remove
     it: refused once it is removed, so no thread writes it, or makes it again, after."""
     with WRITING:
         if STOPPED.is_set() or staged not in PARTS:
@@ -2805,7 +2848,7 @@ def keep(staged, files, about, folder):
         for name, body in [*files.items(), (SAVED, saved)]:  # saved.json last
             path = os.path.join(staged, *name.split("/"))
             writing(staged, os.makedirs, os.path.dirname(path), exist_ok=True)
-            with open(path, "xb") as out:  # where Ctrl-C removed the folder, none: refused
+            with open(path, "xb") as out:  # where a signal removed the folder, none: refused
                 writing(staged, out.write, body)
         writing(staged, placed, staged, folder)
     except OSError as err:
@@ -2817,24 +2860,31 @@ def keep(staged, files, about, folder):
 # ------------------------------------------------------------------ the command
 class Parser(argparse.ArgumentParser):
     """argparse whose error is one line naming --help (Usage, exit 2), never a usage screen;
-    --version names the script, its version and its file's sha256."""
+    --help and --version written to stdout as every output is, then SystemExit(0)."""
 
     def __init__(self, *args, **how):
         super().__init__(*args, **how)
         self.add_argument(
             "--version",
-            action="version",  # its text: self.version
+            nargs=0,
+            action=Version,
             help="show the version and the sha256 of this file, to compare with the one published",
         )
 
-    @property
-    def version(self):
-        """--version's text, made only when asked for: the file read and hashed then."""
-        digest = release()["sha256"] or "not known: the script was not read from a file"
-        return "%s %s\n\nsha256 %s" % (Running.script, Running.version, digest)
+    def _print_message(self, message, file=None):  # --help's: a failure to write it not hidden
+        sys.stdout.write(message)
 
     def error(self, message):
         raise Usage(message)
+
+
+class Version(argparse.Action):
+    """--version: the script's name and version, then its file's sha256 (read only when asked)."""
+
+    def __call__(self, parser, *_):
+        digest = release()["sha256"] or "not known: the script was not read from a file"
+        print("%s %s\nsha256 %s" % (Running.script, Running.version, digest))
+        parser.exit()
 
 
 class Help(argparse.HelpFormatter):
@@ -2850,11 +2900,13 @@ class Help(argparse.HelpFormatter):
         )
 
 
+@lru_cache(maxsize=None)
 def release():
     """This script as it runs: its VERSION and the sha256 of its file, which a user compares with
-    the digest the platform publishes (--version; kept in saved.json); none read from stdin."""
-    path = os.path.abspath(globals().get("__file__", "<stdin>"))  # none read from stdin
-    raw = read_file(path, None, 1 << 22) if os.path.isfile(path) else None
+    the digest the platform publishes (--version; kept in saved.json), read once: --save asks
+    before its first request. None where the script was not read from a file (stdin, -c)."""
+    path = globals().get("__file__", "<")
+    raw = None if path.startswith("<") else read_file(os.path.abspath(path), None, 1 << 22)
     return {"version": Running.version, "sha256": raw and sha256(raw)}
 
 
@@ -2873,21 +2925,21 @@ def folder_left_out(argv, record):
 
 
 def start(main):
-    """main() as the command: its exit status. Ctrl-C: one line and 130, no copy left half
-    written. stdout closed: 141; another failure to write it: 2. An exception this script did
-    not foresee is named as its own failure, never as the record's."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    """main() as the command: its exit status, the run ended by finish. Ctrl-C, SIGTERM and
+    SIGHUP: stop. stdout closed: 141; another failure to write it: 2. An exception this script
+    did not foresee is named as its own failure, never as the record's."""
+    for each in SIGNALS:
+        signal.signal(each, stop)
     for stream in (sys.stdout, sys.stderr):  # text a stream cannot encode is written escaped
         getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
     try:
         if sys.stdout is None:
             raise OSError(errno.EBADF, "it is closed")
-        status = main()
+        try:
+            status = main()
+        except SystemExit as done:  # --help, --version
+            status = done.code
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
-    except KeyboardInterrupt:
-        progress("")
-        say("interrupted")
-        status = 130
     except OSError as err:  # stdout's: closed (`| head`) quietly, as a shell's SIGPIPE; else 2
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
         status = 141
@@ -2899,10 +2951,29 @@ def start(main):
             "report it" % (Running.script, Running.version, type(err).__name__, err),
             False,
         )
-    STOPPED.set()  # no thread waited for: none writes after, and a folder not placed is removed
+    finish(status)
+
+
+def stop(signum, frame):
+    """Ctrl-C, SIGTERM or SIGHUP: another signal ignored from here, the run ended by finish (no
+    thread sends or writes, no folder being written is left) and only then one line, whether or
+    not stderr takes it: 128 + the signal's number (130, 143, 129)."""
+    for each in SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    finish(128 + signum, "interrupted")
+
+
+def finish(status, line=None):
+    """The run's end, however it comes: no thread waited for, none sends or writes after, each
+    folder not placed removed; then the line, if any, and the status. What the process's end
+    frees is not torn down."""
+    STOPPED.set()
     for part in list(PARTS):
         discard(part)
-    os._exit(status)  # stdout flushed, stderr written: what the process's end frees, not torn down
+    if line:
+        progress("")
+        say(line)
+    os._exit(status)
 
 
 SHARED = set(globals()) - OUTSIDE  # this block's own names: under --matches, one copy serves
