@@ -20,62 +20,63 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2207), in the shared block, through
-  Network.request (line 2258), Network.exchange (line 2290), Network.connection (line 2320) and
-  ask (line 2349): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2208), in the shared block, through
+  Network.request (line 2259), Network.exchange (line 2295), Network.connection (line 2325) and
+  ask (line 2354): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2515)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2520)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, selectors) imported at a run's first request; urllib.parse where an address is first
-  split, by split (line 2489). One TLS context a run, one kept-alive connection per thread and
+  split, by split (line 2494). One TLS context a run, one kept-alive connection per thread and
   server.
-- The environment read: settings (line 2575) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2515) the proxy variables; Network.connection (line 2320) opens connections:
-  socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA bundle
-  (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it
-  is set, ssl writes each connection's TLS secrets to the file it names); urllib's proxies ignore
-  HTTP_PROXY where REQUEST_METHOD is set (as under CGI); terminal_width (line 2041) and
-  Help (line 2890) the terminal's size (COLUMNS, LINES); progress (line 2100) TERM (dumb: no control
-  sequences); Parser (line 2861), through argparse's gettext, the locale (LANGUAGE, LC_ALL,
-  LC_MESSAGES, LANG: the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2786) makes DIR (os.makedirs,
+- The environment read: setting (line 2602), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2580)) and TERM (for
+  progress (line 2101): dumb, no control sequences); proxy_for (line 2520) the proxy variables;
+  Network.connection (line 2325) opens connections: socket's DNS look-ups (the resolver's files),
+  and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
+  configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
+  secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
+  under CGI); terminal_width (line 2042) and Help (line 2900) the terminal's size (COLUMNS, LINES);
+  Parser (line 2871), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  the language of argparse's own words, from the interpreter's translations).
+- Written, made, renamed or removed, only under --save: new_copy (line 2796) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2831) writes into it, each write through
-  writing (line 2805) under the lock that a signal takes: export/ and report/ (os.makedirs), the
-  files (open "xb") and saved.json last, then placed (line 2814) makes DIR/<match id> empty
+  it), named for removal before it exists; keep (line 2841) writes into it, each write through
+  writing (line 2815) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2824) makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
-  os.rmdir of that empty one where it fails); discard (line 2824) removes the new folder where the
-  copy is not placed (shutil.rmtree). Besides, start (line 2927) makes stop (line 2957) the handler
+  os.rmdir of that empty one where it fails); discard (line 2834) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 2937) makes stop (line 2966) the handler
   of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
-  escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends every
-  run by finish (line 2966): no thread sends or writes after, every folder not placed is removed,
-  then os._exit, nothing torn down that the process's end frees (its status; a signal: further ones
-  ignored, the folders removed, only then the line "interrupted", and 128 + its number: 130, 143,
-  129; a closed pipe: 141); while the script loads, ended (line 99) does so for those signals.
-- Read, only the files named on the command line and inside them: read_file (line 2610), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2639), every file checked
+  escaped and ends every run by finish (line 2975): no thread sends or writes after, every folder
+  not placed is removed, then os._exit, nothing torn down that the process's end frees (its status;
+  a signal: further ones ignored, the folders removed, only then the line "interrupted", and 128 +
+  its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 100) does so
+  for those signals.
+- Read, only the files named on the command line and inside them: read_file (line 2620), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2649), every file checked
   against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
-  unverified, and its audit's first line says so); folder_names (line 1572), the one that lists a
-  folder's names; release (line 2904) reads this script's own file once, for its sha256. Code
+  unverified, and its audit's first line says so); folder_names (line 1573), the one that lists a
+  folder's names; release (line 2914) reads this script's own file once, for its sha256. Code
   loaded: the standard library's modules only, this script's folder taken off sys.path before the
   first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
-    grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
+    grep -nE -e 'os[.](open|fdopen|f?stat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
       -e 'os[.](environ|urandom)|open[(]|shutil|signal|socket|ssl[.]|selectors[.]|sock[.]' \
       -e 'http[.]client|urllib[.]req|conn[.]|exec[(]|isdir|isfile|lexists|realpath|isatty' \
       -e '__file__|sys[.](exit|path)|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1551), folder_names (line 1572), folder_holds (line 1580),
-  against_copy (line 1658), sources_for (line 1762), saved_source (line 1813),
-  saved_folders (line 1819), not_a_target (line 1859), download (line 1499) and save (line 1752):
+  saved_match (line 1552), folder_names (line 1573), folder_holds (line 1581),
+  against_copy (line 1659), sources_for (line 1763), saved_source (line 1814),
+  saved_folders (line 1820), not_a_target (line 1860), download (line 1500) and save (line 1753):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -2100,7 +2101,7 @@ def say(line, begin="", end="\n", tty=False):
 def progress(line):
     """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing. A
     dumb terminal (TERM=dumb) gets no control sequence: the line is padded with spaces instead."""
-    dumb = os.environ.get("TERM") == "dumb"
+    dumb = setting("TERM") == "dumb"
     say(line.ljust(59) if dumb else line, "\r", "\r" if dumb else "\x1b[K", tty=True)
 
 
@@ -2261,10 +2262,7 @@ class Network:
         429 or 503 asks for)."""
         deadline, retried = time.monotonic() + self.timeout, False
         while True:
-            try:
-                answer, body = self.exchange(url, named, deadline)
-            except (OSError, http.client.HTTPException, ValueError) as err:
-                answer, body, failed = None, None, err
+            answer, body, failed = self.attempt(url, named, deadline)
             if answer and answer.status == 200:
                 return body
             if time.monotonic() >= deadline:  # an error's body cut short by it included
@@ -2286,6 +2284,13 @@ class Network:
             )
             error.status, error.body, error.wait = status, body, wait
             raise error
+
+    def attempt(self, url, named, deadline):
+        """exchange's (answer, body, None), or (None, None, why) where it fails."""
+        try:
+            return (*self.exchange(url, named, deadline), None)
+        except (OSError, http.client.HTTPException, ValueError) as err:
+            return None, None, err
 
     def exchange(self, url, named, deadline):
         """(answer, body) of GET url on this thread's connection to its server, redirects
@@ -2536,7 +2541,7 @@ def what_failed(err, answer, body, url, named):
     proxy, the server's certificate, the platform's answer (and the address answered) or the
     server, each with what named it."""
     proxy = through(url)
-    if answer is None and isinstance(err, ssl.SSLCertVerificationError):
+    if answer is None and getattr(err, "verify_message", None):  # ssl's: not trusted
         return (
             "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
             "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
@@ -2579,19 +2584,24 @@ def settings(option, paced=False):
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
-            value = float(os.environ.get(name) or default)
+            value = float(setting(name) or default)
         except ValueError:
             value = -1
         if not 0 < value <= 86400:
             raise Usage("$%s must be a number of seconds above 0, a day (86400) at most" % name)
         seconds.append(value)
     net = Network("%s/%s" % (Running.script, Running.version), *seconds, paced=paced)
-    env = os.environ.get("DAISHI_BASE")
+    env = setting("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = (
         option if option is not None else taken(env or DEFAULT_BASE)
     ).strip()  # main took --base's
     return base, named, net
+
+
+def setting(name):
+    """The environment's variable `name`, or None: those this script reads itself, read here."""
+    return os.environ.get(name)
 
 
 def base_of(base, named):
@@ -2941,8 +2951,7 @@ def start(main):
             status = done.code
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except OSError as err:  # stdout's: closed (`| head`) quietly, as a shell's SIGPIPE; else 2
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
-        status = 141
+        status = 141  # what it holds is never written again: finish ends by os._exit
         if not isinstance(err, BrokenPipeError):
             status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
     except Exception as err:

@@ -24,51 +24,51 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   end to end", each formula beside its section number; the appendix at the end holds the fast exact
   sign-flip count, its plain algorithm in its docstring.
 - Sent, and only by Network.get (line 2276), in the shared block, through
-  Network.request (line 2327), Network.exchange (line 2359), Network.connection (line 2389) and
-  ask (line 2418): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+  Network.request (line 2327), Network.exchange (line 2363), Network.connection (line 2393) and
+  ask (line 2422): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2584)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2588)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, selectors) imported at a run's first request; urllib.parse where an
-  address is first split, by split (line 2558). One TLS context a run, one kept-alive connection per
+  address is first split, by split (line 2562). One TLS context a run, one kept-alive connection per
   thread and server.
-- The environment read: settings (line 2644) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2584) the proxy variables; Network.connection (line 2389) opens connections:
-  socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA bundle
-  (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it
-  is set, ssl writes each connection's TLS secrets to the file it names); urllib's proxies ignore
-  HTTP_PROXY where REQUEST_METHOD is set (as under CGI); terminal_width (line 2110) and
-  Help (line 2959) the terminal's size (COLUMNS, LINES); progress (line 2169) TERM (dumb: no control
-  sequences); Parser (line 2930), through argparse's gettext, the locale (LANGUAGE, LC_ALL,
-  LC_MESSAGES, LANG: the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2855) makes DIR's parent
+- The environment read: setting (line 2670), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2648)) and TERM (for
+  progress (line 2169): dumb, no control sequences); proxy_for (line 2588) the proxy variables;
+  Network.connection (line 2393) opens connections: socket's DNS look-ups (the resolver's files),
+  and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
+  configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
+  secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
+  under CGI); terminal_width (line 2110) and Help (line 2968) the terminal's size (COLUMNS, LINES);
+  Parser (line 2939), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  the language of argparse's own words, from the interpreter's translations).
+- Written, made, renamed or removed, only under --save: new_copy (line 2864) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2900) writes into such a folder, each write through writing (line 2874) under
+  exists; keep (line 2909) writes into such a folder, each write through writing (line 2883) under
   the lock that a signal takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2883) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2892) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2893) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2996) makes stop (line 3026)
+  empty one where it fails): each match's copy, then the study's; discard (line 2902) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3005) makes stop (line 3034)
   the handler of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they
-  cannot encode escaped, points stdout at os.devnull where writing it fails (os.open, dup2 on fd 1)
-  and ends every run by finish (line 3035): no thread sends or writes after, every folder not placed
-  is removed, then os._exit, nothing torn down that the process's end frees (its status; a signal:
-  further ones ignored, the folders removed, only then the line "interrupted", and 128 + its number:
-  130, 143, 129; a closed pipe: 141); while the script loads, ended (line 110) does so for those
-  signals. _records (line 1273) sets the csv module's field size limit for the process
-  (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2679), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2708), every file checked
+  cannot encode escaped and ends every run by finish (line 3043): no thread sends or writes after,
+  every folder not placed is removed, then os._exit, nothing torn down that the process's end frees
+  (its status; a signal: further ones ignored, the folders removed, only then the line
+  "interrupted", and 128 + its number: 130, 143, 129; a closed pipe: 141); while the script loads,
+  ended (line 110) does so for those signals. _records (line 1273) sets the csv module's field size
+  limit for the process (csv.field_size_limit).
+- Read, only the files named on the command line and inside them: read_file (line 2688), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2717), every file checked
   against saved.json; a folder with no saved.json is refused; a file given by --trials, --seats,
-  --page or --recipe is read as given, unverified, and never kept by --save); release (line 2973)
+  --page or --recipe is read as given, unverified, and never kept by --save); release (line 2982)
   reads this script's own file once, for its sha256. With --matches, load_recompute (line 1817)
   reads recompute.py from this script's folder once and runs it only where the sha256 of its bytes
   is RECOMPUTE_SHA256, that of the recompute.py released with this script (every byte of it checked,
@@ -78,7 +78,7 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   python -P does): no module beside the script is imported; and under --matches that recompute.py.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
-    grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
+    grep -nE -e 'os[.](open|fdopen|f?stat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
       -e 'os[.](environ|urandom)|open[(]|shutil|signal|socket|ssl[.]|selectors[.]|sock[.]' \
       -e 'http[.]client|urllib[.]req|conn[.]|exec[(]|isdir|isfile|lexists|realpath|isatty' \
       -e '__file__|sys[.](exit|path)|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
@@ -134,7 +134,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "fc92b714a754b9697d2697c73f8c60c20d7b4c976dd1b77ca840781c91075435"
+RECOMPUTE_SHA256 = "c602ea4137901c035be49733739fc83086e9aa983b655aff3f91475ea86c57e0"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -2169,7 +2169,7 @@ def say(line, begin="", end="\n", tty=False):
 def progress(line):
     """On a terminal, a line of progress that the next rewrites ("" clears it); else nothing. A
     dumb terminal (TERM=dumb) gets no control sequence: the line is padded with spaces instead."""
-    dumb = os.environ.get("TERM") == "dumb"
+    dumb = setting("TERM") == "dumb"
     say(line.ljust(59) if dumb else line, "\r", "\r" if dumb else "\x1b[K", tty=True)
 
 
@@ -2330,10 +2330,7 @@ class Network:
         429 or 503 asks for)."""
         deadline, retried = time.monotonic() + self.timeout, False
         while True:
-            try:
-                answer, body = self.exchange(url, named, deadline)
-            except (OSError, http.client.HTTPException, ValueError) as err:
-                answer, body, failed = None, None, err
+            answer, body, failed = self.attempt(url, named, deadline)
             if answer and answer.status == 200:
                 return body
             if time.monotonic() >= deadline:  # an error's body cut short by it included
@@ -2355,6 +2352,13 @@ class Network:
             )
             error.status, error.body, error.wait = status, body, wait
             raise error
+
+    def attempt(self, url, named, deadline):
+        """exchange's (answer, body, None), or (None, None, why) where it fails."""
+        try:
+            return (*self.exchange(url, named, deadline), None)
+        except (OSError, http.client.HTTPException, ValueError) as err:
+            return None, None, err
 
     def exchange(self, url, named, deadline):
         """(answer, body) of GET url on this thread's connection to its server, redirects
@@ -2605,7 +2609,7 @@ def what_failed(err, answer, body, url, named):
     proxy, the server's certificate, the platform's answer (and the address answered) or the
     server, each with what named it."""
     proxy = through(url)
-    if answer is None and isinstance(err, ssl.SSLCertVerificationError):
+    if answer is None and getattr(err, "verify_message", None):  # ssl's: not trusted
         return (
             "the certificate of %s is not trusted (%s): for a private CA, set SSL_CERT_FILE to "
             "its certificate; on macOS, run Install Certificates.command (python.org's Python)"
@@ -2648,19 +2652,24 @@ def settings(option, paced=False):
     seconds = []
     for name, default in (("DAISHI_TIMEOUT", 30), ("DAISHI_BUSY", 60)):
         try:
-            value = float(os.environ.get(name) or default)
+            value = float(setting(name) or default)
         except ValueError:
             value = -1
         if not 0 < value <= 86400:
             raise Usage("$%s must be a number of seconds above 0, a day (86400) at most" % name)
         seconds.append(value)
     net = Network("%s/%s" % (Running.script, Running.version), *seconds, paced=paced)
-    env = os.environ.get("DAISHI_BASE")
+    env = setting("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
     base = (
         option if option is not None else taken(env or DEFAULT_BASE)
     ).strip()  # main took --base's
     return base, named, net
+
+
+def setting(name):
+    """The environment's variable `name`, or None: those this script reads itself, read here."""
+    return os.environ.get(name)
 
 
 def base_of(base, named):
@@ -3010,8 +3019,7 @@ def start(main):
             status = done.code
         sys.stdout.flush()  # a closed pipe shows here, not as the interpreter exits
     except OSError as err:  # stdout's: closed (`| head`) quietly, as a shell's SIGPIPE; else 2
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing retried at exit
-        status = 141
+        status = 141  # what it holds is never written again: finish ends by os._exit
         if not isinstance(err, BrokenPipeError):
             status = fail("cannot write the result to stdout (%s)" % (err.strerror or err), False)
     except Exception as err:

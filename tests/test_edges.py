@@ -449,3 +449,39 @@ def test_the_guides_grep_shows_every_import_made_at_run_time(script):
     inner = [node.lineno for top in ast.parse("\n".join(lines)).body if isinstance(top, (ast.FunctionDef, ast.ClassDef))
              for node in ast.walk(top) if isinstance(node, (ast.Import, ast.ImportFrom))]
     assert len(inner) >= 4 and [n for n in inner if not pattern.search(lines[n - 1])] == []
+
+
+def surface(script):
+    """The trust surface in lines: the code lines (no docstring, comment or blank line) of each
+    innermost function holding a code line the guide's grep shows (its own def line aside), plus
+    such lines outside any function; the lines before "--- constants" aside."""
+    from test_one_direction import trust_surface
+    pattern, _ = trust_surface(script)
+    src = (REPO / script).read_text("utf-8")
+    lines, tree = src.splitlines(), ast.parse(src)
+    start = next(n for n, line in enumerate(lines, 1) if line.startswith("# --- constants"))
+    docs = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            docs.update(range(body[0].lineno, body[0].end_lineno + 1))
+
+    def code(n):
+        return n not in docs and lines[n - 1].strip() and not lines[n - 1].strip().startswith("#")
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    spans, loose = set(), 0
+    for n, line in enumerate(lines, 1):
+        if n >= start and code(n) and pattern.search(line) and not line.lstrip().startswith("def "):
+            owners = [f for f in functions if f.lineno <= n <= f.end_lineno]
+            if owners:
+                inner = min(owners, key=lambda f: f.end_lineno - f.lineno)
+                spans.add((inner.lineno, inner.end_lineno))
+            else:
+                loose += 1
+    return sum(sum(1 for n in range(a, b + 1) if code(n)) for a, b in spans) + loose
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_trust_surface_stays_within_500_lines(script):
+    assert 300 < surface(script) <= 500, surface(script)
