@@ -12,7 +12,8 @@ For each seat: replay the final wealth, recount the counters, map coverage, trad
 circular reputation from the event log, derive the five dimensions, rank, Fitness Index, grade
 and achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
 recomputed one, and check the archive's metrics, ledger and exploration blocks against the
-events. Options: --base URL, --rubric V, --save DIR, --against OLD, --all, --json (--help).
+events. Options: --base URL, --rubric V, --save DIR, --against OLD, --all, --json, --explain
+(--help).
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 the record changed; 2 a record cannot be read (or the platform was busy, or a usage error); 130
 interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
@@ -20,43 +21,45 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2186), in the shared block, through
-  Network.request (line 2235), Network.exchange (line 2267), Network.connection (line 2297) and
-  ask (line 2326): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+  Under --explain each rule records the terms it computes a figure from by note (line 2084), in
+  the shared block, into a record of the thread's own; compare_seat (line 1150) reads them back.
+- Sent, and only by Network.get (line 2289), in the shared block, through
+  Network.request (line 2338), Network.exchange (line 2370), Network.connection (line 2400) and
+  ask (line 2429): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2476)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2579)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, select) imported at a run's first request; urllib.parse where an address is first split,
-  by split (line 2462). One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2536) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2476) the proxy variables; Network.connection (line 2297) opens connections:
+  by split (line 2565). One TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2639) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2579) the proxy variables; Network.connection (line 2400) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2010) and Help (line 2840) the terminal's size (COLUMNS, LINES);
-  progress (line 2067) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2743) makes DIR (os.makedirs,
+  terminal_width (line 2113) and Help (line 2943) the terminal's size (COLUMNS, LINES);
+  progress (line 2170) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2846) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2788) writes into it, each write through
-  writing (line 2762) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
-  (open "xb") and saved.json last, then placed (line 2771) makes DIR/<match id> empty (os.mkdir:
+  it), named for removal before it exists; keep (line 2891) writes into it, each write through
+  writing (line 2865) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
+  (open "xb") and saved.json last, then placed (line 2874) makes DIR/<match id> empty (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of that
-  empty one where it fails); discard (line 2781) removes the new folder where the copy is not placed
-  (shutil.rmtree). Besides, start (line 2875) puts back Python's own Ctrl-C handler (signal.signal),
+  empty one where it fails); discard (line 2884) removes the new folder where the copy is not placed
+  (shutil.rmtree). Besides, start (line 2978) puts back Python's own Ctrl-C handler (signal.signal),
   makes both streams write what they cannot encode escaped, points stdout at os.devnull where
   writing it fails (os.open, dup2 on fd 1) and ends every run by os._exit, nothing torn down that
   the process's end frees (its status; Ctrl-C: 130, every folder being written removed first, none
   begun after; a closed pipe: 141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2569), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2596), every file
+- Read, only the files named on the command line and inside them: read_file (line 2672), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2699), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1547), the one that
-  lists a folder's names; release (line 2853) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1620), the one that
+  lists a folder's names; release (line 2956) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -65,9 +68,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1526), folder_names (line 1547), folder_holds (line 1555),
-  against_copy (line 1631), sources_for (line 1735), saved_source (line 1786),
-  saved_folders (line 1792), not_a_target (line 1832), download (line 1474) and save (line 1725):
+  saved_match (line 1599), folder_names (line 1620), folder_holds (line 1628),
+  against_copy (line 1706), sources_for (line 1810), saved_source (line 1861),
+  saved_folders (line 1867), not_a_target (line 1907), download (line 1547) and save (line 1800):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -190,16 +193,33 @@ def replay_structures(events, end, skipped, notes):
 
 
 def replay_wealth(seat, structures, values):
-    """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
-    total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values.items())
+    """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2). Each
+    term as (its words, what it adds): quantity × value, a structure's value × hp ÷ max hp."""
+    terms = item_terms(("inventory",), seat["inventory"], values)
     for structure in structures:
         if structure["owner"] == seat["id"]:
             max_hp, value = STRUCTURES[structure["kind"]]
-            total += value * structure["hp"] / max_hp
+            where = structure["kind"], structure["id"]
+            terms.append(
+                (
+                    (*where, value, "×", structure["hp"], "÷", max_hp),
+                    value * structure["hp"] / max_hp,
+                )
+            )
             # a storehouse's contents (no other kind holds any)
-            for item, item_value in values.items():
-                total += structure["contents"].get(item, 0) * item_value
-    return hu(total, 2)
+            terms += item_terms(where, structure["contents"], values)
+    wealth = hu(running_sum(added for _, added in terms), 2)
+    note(seat["id"], "wealth replay", "wealth", terms=terms, replayed_as_logged=wealth)
+    return wealth
+
+
+def item_terms(where, quantities, values):
+    """Each item's term in table order: its words and quantity × value."""
+    return [
+        ((*where, item, quantity, "×", value), quantity * value)
+        for item, value in values.items()
+        for quantity in [quantities.get(item, 0)]
+    ]
 
 
 def wealth_replays(archive, notes):
@@ -382,22 +402,30 @@ def survival_score(seat, counters, match_rounds, rubric):
     )  # dead: the share of rounds alive
     if rubric >= "2.3" and counters is not None:  # world actions: all counters but the last two
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
+    note(seat["id"], "survival", base_x_share=base, dormancies=c["dormant"], recoveries=c["awake"])
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
 
-def economy_score(wealth, counters, r):
-    activity = sum(counters[key] for key in COUNTERS[:4])  # gather, craft, build, repair
-    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r(activity) / 40), 1)
+def economy_score(seat, wealth, counters, r):
+    activity = r(sum(counters[key] for key in COUNTERS[:4]))  # gather, craft, build, repair
+    note(seat["id"], "economy", W=wealth, rate_of_activity=activity)
+    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * activity / 40), 1)
 
 
 def social_score(rep, credited, commons, counters, seat, r, rubric):
     credits = rubric >= "2.3"  # credited trades, less aggression and the commons
-    inner = clamp(
-        22 * r(credited if credits else counters["trade"])
-        + 8 * rep
-        + 1.5 * min(r(counters["messages"]), 15)
+    trades, messages = r(credited if credits else counters["trade"]), r(counters["messages"])
+    inner = clamp(22 * trades + 8 * rep + 1.5 * min(messages, 15))
+    less = credits and (seat["aggression"], r(commons))  # aggression, the commons' rate
+    note(
+        seat["id"],
+        "social",
+        rate_of_trades=trades,
+        Rep=rep,
+        rate_of_messages=messages,
+        less_aggression_and_rate_of_commons=less,
     )
-    return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)) if credits else inner, 1)
+    return hu(clamp(inner - 8 * less[0] - 8 * less[1]) if credits else inner, 1)
 
 
 def reads_coverage(rubric, has_map_record):
@@ -406,11 +434,14 @@ def reads_coverage(rubric, has_map_record):
 
 def adaptation_score(seat, counters, coverage, reads_map, r):
     last = 30 * min(coverage / 0.25, 1) if reads_map else 1.5 * min(r(counters["move"]), 20)
-    return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
+    crafts = r(counters["craft"])
+    note(seat["id"], "adaptation", trained=seat["trained"], rate_of_crafts=crafts, last_term=last)
+    return hu(clamp(12 * seat["trained"] + 10 * crafts + last), 1)
 
 
 def competitiveness_score(seat, rank, wealth, field_size):
     rank_points = 100 if field_size == 1 else 100 * (field_size - rank) / (field_size - 1)
+    note(seat["id"], "competitiveness", rank=rank, N=field_size, W=wealth, status=seat["status"])
     c = (rank_points + clamp(100 * wealth / 500)) / 2
     return hu(c / 2 if seat["status"] == "dead" else c, 1)
 
@@ -427,8 +458,10 @@ def circular_reputation(ledger, sid):
     total = sum(points)  # integers
     if estimated and total > 20:  # min(trades, 5) each, scaled to 20 in all
         points = [p * (20 / total) for p in points]
-    circular = running_sum(p * (1 - pair["netShare"]) for p, pair in zip(points, mine))
-    return hu(circular, 3), estimated and bool(mine)
+    shares = [pair["netShare"] for pair in mine]
+    circular = hu(running_sum(p * (1 - share) for p, share in zip(points, shares)), 3)
+    note(sid, *FIGURE_ORDER[-4:], points=points, net_shares=shares)
+    return circular, estimated and bool(mine)
 
 
 def index_stocks(seat, circular):
@@ -445,6 +478,7 @@ def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
         earned_reputation=rep >= 10,
         explorer=reads_map and coverage >= 0.25,
     )
+    note(seat["id"], "achievements", **earned)
     return [name for name, won in earned.items() if won]
 
 
@@ -461,7 +495,8 @@ def recompute(archive, report):
         index_stocks(seat, circular if rubric == "2.4" else 0)
         for seat, (circular, _) in zip(seats, circulars)
     ]
-    seat_ranks = ranks([wealth for wealth, _ in stocks], rubric)
+    wealths = [wealth for wealth, _ in stocks]
+    seat_ranks = ranks(wealths, rubric)
     results = []
     reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
@@ -476,12 +511,14 @@ def recompute(archive, report):
         cover = coverage[sid]
         dims = (
             survival_score(seat, counters[sid], rounds, rubric),
-            economy_score(wealth, c, r),
+            economy_score(seat, wealth, c, r),
             social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
             adaptation_score(seat, c, cover, reads_map, r),
             competitiveness_score(seat, seat_ranks[i], wealth, len(seats)),
         )
         index = fitness_index(dims)
+        note(sid, "fitnessIndex", "grade", dimensions=dims, index=index)
+        note(sid, "rank", W=wealth, the_field=wealths)
         figures = dict(
             zip(DIMENSIONS, dims),
             fitnessIndex=index,
@@ -807,6 +844,7 @@ def read_agent(agent, at):
         model=str(agent.get("model", "")),
         trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
         meter=None if meter is None else fields(meter, "meter", at + ".meter"),
+        at=at,  # its place in the record, for --explain
     )
 
 
@@ -1026,6 +1064,7 @@ def read_card(card, at):
         "published": published,
         "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
         "notes": list(map(str, get(card, "notes", "list", at, []))),
+        "at": at,  # its place in the record, for --explain
     }
 
 
@@ -1140,11 +1179,27 @@ def compare_seat(seat, card, result, archive):
             difference=None,
             uncounted="inventory only: no event log shows the structures",
         )
+    # --explain: a figure that differs, derived from the terms its rule recorded as it ran, and
+    # where its two sides came from (the record's file and field, or the rules)
+    for row in (row for row in rows if row["same"] is False and EXPLAINING.record is not None):
+        name = row["key"]["figure"]
+        terms = dict(EXPLAINING.record.get((seat["id"], name), {}))
+        words = terms.pop("terms", ())  # a wealth replay's: each term's words, what it adds
+        archived = "%s.%s" % (seat["at"], name if name == "status" else "wealth")
+        row["derivation"] = {
+            "section": "rubric.md " + SECTIONS[name],
+            "terms": dict({cut(" ".join(map(str, w)), 80): a for w, a in words if a}, **terms),
+            "sources": {
+                "recomputed": archived if name in ("wealth", "status") else RULES,
+                "published": archived if name == "wealth replay" else "%s %s" % (card["at"], name),
+            },
+        }
     return rows
 
 
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
+    EXPLAINING.record = {} if Running.explain else None
     results, checks, notes, ledger = recompute(archive, report)
     seats = [
         dict(
@@ -1177,6 +1232,12 @@ def audit(archive, report):
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
     same = sum(figures)
     agree = sum(c["agrees"] for c in checks)
+    for c in (c for c in checks if EXPLAINING.record is not None and not c["agrees"]):
+        sources = {
+            "recomputed": RULES,
+            "published": "the archive's " + c["check"],
+        }
+        c["derivation"] = {"section": "rubric.md §12", "terms": {}, "sources": sources}
     return dict(
         ledger=source,
         matchId=archive["id"],
@@ -1193,6 +1254,16 @@ def audit(archive, report):
         trusted=trusted,
         exit=int(same < len(figures) or agree < len(checks)),
     )
+
+
+# --explain: each figure's section of rubric.md; the recomputed side of all but wealth and status
+RULES = "the rules, from the archive and its events"
+SECTIONS = dict(
+    zip(
+        FIGURE_ORDER + ["wealth replay"],
+        "§2.3, §12;§12;§5;§6;§6;§6;§6;§6;§8;§8;§8;§3.3;§7;§7;§7;§7;§2.2, §2.3".split(";"),
+    )
+)
 
 
 def text(value):
@@ -1287,11 +1358,12 @@ def print_audit(result, out, rows=False, batch=False):
     (print_rows if rows else print_table)(w, seats)
     w("\n")
     lines = [line for seat in seats for line in seat_notes(seat, rows)]
-    lines += [
-        "check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s" % texts(c)
-        for c in result["checks"]
-        if not c["agrees"]
-    ]
+    for c in (c for c in result["checks"] if not c["agrees"]):
+        lines.append(
+            "check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s"
+            % texts(c)
+        )
+        lines += explained(text(c["check"]), c)
     lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (
         not result["errata"]
     )
@@ -1324,6 +1396,7 @@ def seat_notes(seat, rows):
                 "DIFFERS %(label)s: published %(published)s, recomputed %(recomputed)s" % t
                 + ("" if d is None else ", %+d in the last place" % d)
             )
+            lines += explained(t["label"], row)
         if "withoutErrata" in row:
             t["errata"] = ", ".join(map(text, row["errata"]))
             reading = (
@@ -1607,8 +1680,10 @@ def parse_args(argv):
     add("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
     add("--all", action="store_true", help="every figure on its own row")
     add("--json", action="store_true", help="print one JSON document")
+    add("--explain", action="store_true", help="how each figure that differs was derived")
     folder_left_out(argv, r"m_[0-9a-f]{12}\Z|https?://")
     args = parser.parse_args(argv)
+    Running.explain = args.explain
     args.base, args.named, args.net = settings(args.base)
     args.matches = [args.net.taken(t.strip()) for t in args.matches]
     return args
@@ -1893,6 +1968,8 @@ def print_matches(args, results, failures, status, batch, old, count, changes):
         for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
             put(w, line)  # each fits the terminal
     if results or status == 1:  # nothing read: the error on stderr is the answer
+        if args.explain and verdict == verdict_line([]):
+            put(w, "nothing differs: nothing to explain")
         print(one_line(verdict, len(verdict)))
 
 
@@ -1944,6 +2021,7 @@ class Running:
     saved.json): this block reads nothing of the module around it."""
 
     script = version = "?"
+    explain = False  # --explain: the rules record their terms (note), shown for what differs
 
 
 class Unreadable(Exception):
@@ -1999,6 +2077,31 @@ def grade_of(index, dims, rubric):
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 
+# ------------------------------------------------------------------ --explain: the rules' terms
+EXPLAINING = threading.local()  # this thread's record of terms (--matches audits in threads)
+
+
+def note(whose, *figures, **terms):
+    """The terms of whose figures (a seat's, a comparison's), by name, recorded by the rule that
+    computes them as it runs, where a record is kept (--explain); a figure's first record stands."""
+    record = getattr(EXPLAINING, "record", None)
+    for figure in figures * (record is not None):
+        record.setdefault((whose, figure), terms)
+
+
+def explained(label, row):
+    """Under --explain, a row's derivation as lines, MAX_LISTED at most: the figure or check and
+    its rule, each term its rule recorded, then where the recomputed and the published value came
+    from, each with its value (none where the row has no derivation)."""
+    how = row.get("derivation")
+    if how is None:
+        return []
+    lines = ["explain %s (%s):" % (label, how["section"])]
+    lines += ["  %s: %s" % (name, clipped(v)) for name, v in how["terms"].items()]
+    ends = ["  %s %s: %s" % (side, clipped(row[side]), at) for side, at in how["sources"].items()]
+    return listed(lines, None, MAX_LISTED - 3) + ends
+
+
 def one_line(message, limit=MAX_SHOWN):
     """Text as it may reach a terminal: one line, controls and bidi marks escaped (\\x1b,
     \\u202e), a password in an address hidden (https://***@host), cut when over-long."""
@@ -2047,10 +2150,10 @@ def wrapped(line, width):
     return out + [indent + line[start:]]
 
 
-def listed(lines, count=None):
-    """The first MAX_LISTED of a list of lines, then one saying how many more, of `count` in all."""
-    more = (len(lines) if count is None else count) - MAX_LISTED
-    return lines[:MAX_LISTED] + (["  ... and %d more" % more] if more > 0 else [])
+def listed(lines, count=None, most=MAX_LISTED):
+    """The first `most` of a list of lines, then one saying how many more, of `count` in all."""
+    more = (len(lines) if count is None else count) - most
+    return lines[:most] + (["  ... and %d more" % more] if more > 0 else [])
 
 
 def say(line, begin="", end="\n", tty=False):
