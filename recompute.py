@@ -21,45 +21,45 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-  Under --explain each rule records the terms it computes a figure from by note (line 2084), in
+  Under --explain each rule records the terms it computes a figure from by note (line 2086), in
   the shared block, into a record of the thread's own; compare_seat (line 1150) reads them back.
-- Sent, and only by Network.get (line 2289), in the shared block, through
-  Network.request (line 2338), Network.exchange (line 2370), Network.connection (line 2400) and
-  ask (line 2429): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2291), in the shared block, through
+  Network.request (line 2340), Network.exchange (line 2372), Network.connection (line 2402) and
+  ask (line 2431): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2579)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2581)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, select) imported at a run's first request; urllib.parse where an address is first split,
-  by split (line 2565). One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2639) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2579) the proxy variables; Network.connection (line 2400) opens connections:
+  by split (line 2567). One TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2641) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2581) the proxy variables; Network.connection (line 2402) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2113) and Help (line 2943) the terminal's size (COLUMNS, LINES);
-  progress (line 2170) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2846) makes DIR (os.makedirs,
+  terminal_width (line 2115) and Help (line 2945) the terminal's size (COLUMNS, LINES);
+  progress (line 2172) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2848) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2891) writes into it, each write through
-  writing (line 2865) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
-  (open "xb") and saved.json last, then placed (line 2874) makes DIR/<match id> empty (os.mkdir:
+  it), named for removal before it exists; keep (line 2893) writes into it, each write through
+  writing (line 2867) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
+  (open "xb") and saved.json last, then placed (line 2876) makes DIR/<match id> empty (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of that
-  empty one where it fails); discard (line 2884) removes the new folder where the copy is not placed
-  (shutil.rmtree). Besides, start (line 2978) puts back Python's own Ctrl-C handler (signal.signal),
+  empty one where it fails); discard (line 2886) removes the new folder where the copy is not placed
+  (shutil.rmtree). Besides, start (line 2980) puts back Python's own Ctrl-C handler (signal.signal),
   makes both streams write what they cannot encode escaped, points stdout at os.devnull where
   writing it fails (os.open, dup2 on fd 1) and ends every run by os._exit, nothing torn down that
   the process's end frees (its status; Ctrl-C: 130, every folder being written removed first, none
   begun after; a closed pipe: 141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2672), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2699), every file
+- Read, only the files named on the command line and inside them: read_file (line 2674), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2701), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1620), the one that
-  lists a folder's names; release (line 2956) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1622), the one that
+  lists a folder's names; release (line 2958) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -68,9 +68,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1599), folder_names (line 1620), folder_holds (line 1628),
-  against_copy (line 1706), sources_for (line 1810), saved_source (line 1861),
-  saved_folders (line 1867), not_a_target (line 1907), download (line 1547) and save (line 1800):
+  saved_match (line 1601), folder_names (line 1622), folder_holds (line 1630),
+  against_copy (line 1708), sources_for (line 1812), saved_source (line 1863),
+  saved_folders (line 1869), not_a_target (line 1909), download (line 1549) and save (line 1802):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -1185,13 +1185,15 @@ def compare_seat(seat, card, result, archive):
         name = row["key"]["figure"]
         terms = dict(EXPLAINING.record.get((seat["id"], name), {}))
         words = terms.pop("terms", ())  # a wealth replay's: each term's words, what it adds
-        archived = "%s.%s" % (seat["at"], name if name == "status" else "wealth")
+        at = seat["at"] + "."  # the archive's agent
         row["derivation"] = {
             "section": "rubric.md " + SECTIONS[name],
             "terms": dict({cut(" ".join(map(str, w)), 80): a for w, a in words if a}, **terms),
             "sources": {
-                "recomputed": archived if name in ("wealth", "status") else RULES,
-                "published": archived if name == "wealth replay" else "%s %s" % (card["at"], name),
+                "recomputed": at + name if name in ("wealth", "status") else RULES,
+                "published": at + "wealth"
+                if name == "wealth replay"
+                else "%s %s" % (card["at"], name),
             },
         }
     return rows

@@ -364,8 +364,8 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     result.mean, spread = mean_and_spread(diffs, scale, key)
     if all(in_range):  # a value out of its range could make the exact count unbounded
         p, how = result.p, result.p_how = sign_flip_p(diffs, alpha)
-        k = None if how else int(p * (1 << n))  # counted: p = k ÷ 2^n
-        note(key, "p", n=n, decided_by=how or "the count k of 2^n", k=k, p=p and float(p))
+        exact = None if how else int(p * (1 << n))  # counted: p = k ÷ 2^n
+        note(key, "p", n=n, decided_by=how or "the count k of 2^n", k=exact, p=p and float(p))
     if n < 2:
         return result
     fixed, t = terms.rule == "fixed", None  # no t quantile under the anytime rule
