@@ -209,6 +209,27 @@ def test_a_failed_check_says_whose_block_and_the_section(tmp_path):
                                     % page["archive"]["metrics"]["a_1"]["gather"]]
 
 
+def test_a_records_strings_reach_a_derivation_escaped_and_cut(tmp_path):
+    copy = tmp_path / STORES
+    shutil.copytree(FIXTURES / "api" / "matches" / STORES, copy)
+    raw = (copy / "export" / "1.json").read_text()
+    hostile = "\\u001b[31m\\u202e" + "x" * 5000  # as JSON writes an escape and a bidi override
+    raw = raw.replace('"st_2"', '"%s"' % hostile)
+    page = json.loads(raw)
+    page["archive"]["agents"][0]["wealth"] += 0.01
+    (copy / "export" / "1.json").write_text(json.dumps(page))
+    out = run_script("recompute.py", "--explain", copy)
+    assert out.returncode == 1, out.stderr
+    assert "\x1b" not in out.stdout and "\u202e" not in out.stdout
+    assert all(len(line) <= 100 for line in out.stdout.splitlines()[:-1])
+    derivation = block(out.stdout.replace(" \\\n    ", " ").replace("\\\n    ", ""), "a_1 wealth replay")
+    assert len(derivation) <= 40
+    assert any(line.startswith("  shelter \\x1b[31m\\u202exxx") and "x...: " in line for line in derivation)
+    document = json.loads(run_script("recompute.py", "--explain", "--json", copy).stdout)
+    terms = [r for _, r in explained_rows(document) if r.get("label") == "a_1 wealth replay"][0]["derivation"]["terms"]
+    assert max(map(len, terms)) <= 80
+
+
 def test_a_long_derivation_is_cut_at_40_lines():
     row = {"label": "x", "published": 1, "recomputed": 2, "derivation": {
         "section": "rubric.md §2.3", "terms": {"term %d" % i: i for i in range(100)},
