@@ -12,57 +12,60 @@ For each seat: replay the final wealth, recount the counters, map coverage, trad
 circular reputation from the event log, derive the five dimensions, rank, Fitness Index, grade
 and achievements under the report's rubric (1.0 to 2.4), print each published figure beside the
 recomputed one, and check the archive's metrics, ledger and exploration blocks against the
-events. Options: --base URL, --rubric V, --save DIR, --against OLD, --all, --json (--help).
+events. Options: --base URL, --rubric V, --save DIR, --against OLD, --all, --json, --explain
+(--help).
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 the record changed; 2 a record cannot be read (or the platform was busy, or a usage error); 130
 interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
-  formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2208), in the shared block, through
-  Network.request (line 2259), Network.exchange (line 2295), Network.connection (line 2325) and
-  ask (line 2354): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+  formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS. Under
+  --explain each rule records the terms it computes a figure from by note (line 2115), in the shared
+  block, into a record of the thread's own; compare_seat (line 1173) reads them back.
+- Sent, and only by Network.get (line 2310), in the shared block, through
+  Network.request (line 2361), Network.exchange (line 2397), Network.connection (line 2427) and
+  ask (line 2456): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2520)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2622)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, selectors) imported at a run's first request; urllib.parse where an address is first
-  split, by split (line 2494). One TLS context a run, one kept-alive connection per thread and
+  split, by split (line 2596). One TLS context a run, one kept-alive connection per thread and
   server.
-- The environment read: setting (line 2602), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2580)) and TERM (for
-  progress (line 2101): dumb, no control sequences); proxy_for (line 2520) the proxy variables;
-  Network.connection (line 2325) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2704), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2682)) and TERM (for
+  progress (line 2203): dumb, no control sequences); proxy_for (line 2622) the proxy variables;
+  Network.connection (line 2427) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2042) and Help (line 2900) the terminal's size (COLUMNS, LINES);
-  Parser (line 2871), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2144) and Help (line 3002) the terminal's size (COLUMNS, LINES);
+  Parser (line 2973), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2796) makes DIR (os.makedirs,
+- Written, made, renamed or removed, only under --save: new_copy (line 2898) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2841) writes into it, each write through
-  writing (line 2815) under the lock that a signal takes: export/ and report/ (os.makedirs), the
-  files (open "xb") and saved.json last, then placed (line 2824) makes DIR/<match id> empty
+  it), named for removal before it exists; keep (line 2943) writes into it, each write through
+  writing (line 2917) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2926) makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
-  os.rmdir of that empty one where it fails); discard (line 2834) removes the new folder where the
-  copy is not placed (shutil.rmtree). Besides, start (line 2937) makes stop (line 2966) the handler
+  os.rmdir of that empty one where it fails); discard (line 2936) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 3039) makes stop (line 3068) the handler
   of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
-  escaped and ends every run by finish (line 2975): no thread sends or writes after, every folder
+  escaped and ends every run by finish (line 3077): no thread sends or writes after, every folder
   not placed is removed, then os._exit, nothing torn down that the process's end frees (its status;
   a signal: further ones ignored, the folders removed, only then the line "interrupted", and 128 +
-  its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 100) does so
+  its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 103) does so
   for those signals.
-- Read, only the files named on the command line and inside them: read_file (line 2620), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2649), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2722), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2751), every file checked
   against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
-  unverified, and its audit's first line says so); folder_names (line 1573), the one that lists a
-  folder's names; release (line 2914) reads this script's own file once, for its sha256. Code
+  unverified, and its audit's first line says so); folder_names (line 1645), the one that lists a
+  folder's names; release (line 3016) reads this script's own file once, for its sha256. Code
   loaded: the standard library's modules only, this script's folder taken off sys.path before the
   first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -74,9 +77,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1552), folder_names (line 1573), folder_holds (line 1581),
-  against_copy (line 1659), sources_for (line 1763), saved_source (line 1814),
-  saved_folders (line 1820), not_a_target (line 1860), download (line 1500) and save (line 1753):
+  saved_match (line 1624), folder_names (line 1645), folder_holds (line 1653),
+  against_copy (line 1733), sources_for (line 1837), saved_source (line 1888),
+  saved_folders (line 1894), not_a_target (line 1934), download (line 1572) and save (line 1827):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -216,16 +219,33 @@ def replay_structures(events, end, skipped, notes):
 
 
 def replay_wealth(seat, structures, values):
-    """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2)."""
-    total = running_sum(seat["inventory"].get(item, 0) * value for item, value in values.items())
+    """§2.3: inventory, then each standing structure owned, one running sum, then hu(·, 2). Each
+    term as (its words, what it adds): quantity × value, a structure's value × hp ÷ max hp."""
+    terms = item_terms(("inventory",), seat["inventory"], values)
     for structure in structures:
         if structure["owner"] == seat["id"]:
             max_hp, value = STRUCTURES[structure["kind"]]
-            total += value * structure["hp"] / max_hp
+            where = structure["kind"], structure["id"]
+            terms.append(
+                (
+                    (*where, value, "×", structure["hp"], "÷", max_hp),
+                    value * structure["hp"] / max_hp,
+                )
+            )
             # a storehouse's contents (no other kind holds any)
-            for item, item_value in values.items():
-                total += structure["contents"].get(item, 0) * item_value
-    return hu(total, 2)
+            terms += item_terms(where, structure["contents"], values)
+    wealth = hu(running_sum(added for _, added in terms), 2)
+    note(seat["id"], "wealth replay", "wealth", terms=terms, replayed_as_logged=wealth)
+    return wealth
+
+
+def item_terms(where, quantities, values):
+    """Each item's term in table order: its words and quantity × value."""
+    return [
+        ((*where, item, quantity, "×", value), quantity * value)
+        for item, value in values.items()
+        for quantity in [quantities.get(item, 0)]
+    ]
 
 
 def wealth_replays(archive, notes):
@@ -408,22 +428,30 @@ def survival_score(seat, counters, match_rounds, rubric):
     )  # dead: the share of rounds alive
     if rubric >= "2.3" and counters is not None:  # world actions: all counters but the last two
         base *= min(rate(sum(c[key] for key in COUNTERS[:9]), seat, match_rounds, rubric) / 10, 1)
+    note(seat["id"], "survival", base_x_share=base, dormancies=c["dormant"], recoveries=c["awake"])
     return hu(clamp(base - 12 * c["dormant"] + 5 * c["awake"]), 1)
 
 
-def economy_score(wealth, counters, r):
-    activity = sum(counters[key] for key in COUNTERS[:4])  # gather, craft, build, repair
-    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * r(activity) / 40), 1)
+def economy_score(seat, wealth, counters, r):
+    activity = r(sum(counters[key] for key in COUNTERS[:4]))  # gather, craft, build, repair
+    note(seat["id"], "economy", W=wealth, rate_of_activity=activity)
+    return hu(0.6 * clamp(100 * wealth / 400) + 0.4 * clamp(100 * activity / 40), 1)
 
 
 def social_score(rep, credited, commons, counters, seat, r, rubric):
     credits = rubric >= "2.3"  # credited trades, less aggression and the commons
-    inner = clamp(
-        22 * r(credited if credits else counters["trade"])
-        + 8 * rep
-        + 1.5 * min(r(counters["messages"]), 15)
+    trades, messages = r(credited if credits else counters["trade"]), r(counters["messages"])
+    inner = clamp(22 * trades + 8 * rep + 1.5 * min(messages, 15))
+    less = credits and (seat["aggression"], r(commons))  # aggression, the commons' rate
+    note(
+        seat["id"],
+        "social",
+        rate_of_trades=trades,
+        Rep=rep,
+        rate_of_messages=messages,
+        less_aggression_and_rate_of_commons=less,
     )
-    return hu(clamp(inner - 8 * seat["aggression"] - 8 * r(commons)) if credits else inner, 1)
+    return hu(clamp(inner - 8 * less[0] - 8 * less[1]) if credits else inner, 1)
 
 
 def reads_coverage(rubric, has_map_record):
@@ -432,11 +460,14 @@ def reads_coverage(rubric, has_map_record):
 
 def adaptation_score(seat, counters, coverage, reads_map, r):
     last = 30 * min(coverage / 0.25, 1) if reads_map else 1.5 * min(r(counters["move"]), 20)
-    return hu(clamp(12 * seat["trained"] + 10 * r(counters["craft"]) + last), 1)
+    crafts = r(counters["craft"])
+    note(seat["id"], "adaptation", trained=seat["trained"], rate_of_crafts=crafts, last_term=last)
+    return hu(clamp(12 * seat["trained"] + 10 * crafts + last), 1)
 
 
 def competitiveness_score(seat, rank, wealth, field_size):
     rank_points = 100 if field_size == 1 else 100 * (field_size - rank) / (field_size - 1)
+    note(seat["id"], "competitiveness", rank=rank, N=field_size, W=wealth, status=seat["status"])
     c = (rank_points + clamp(100 * wealth / 500)) / 2
     return hu(c / 2 if seat["status"] == "dead" else c, 1)
 
@@ -453,8 +484,10 @@ def circular_reputation(ledger, sid):
     total = sum(points)  # integers
     if estimated and total > 20:  # min(trades, 5) each, scaled to 20 in all
         points = [p * (20 / total) for p in points]
-    circular = running_sum(p * (1 - pair["netShare"]) for p, pair in zip(points, mine))
-    return hu(circular, 3), estimated and bool(mine)
+    shares = [pair["netShare"] for pair in mine]
+    circular = hu(running_sum(p * (1 - share) for p, share in zip(points, shares)), 3)
+    note(sid, *FIGURE_ORDER[-4:], points=points, net_shares=shares)
+    return circular, estimated and bool(mine)
 
 
 def index_stocks(seat, circular):
@@ -471,6 +504,7 @@ def achievements(seat, wealth, rep, coverage, reads_map, match_rounds):
         earned_reputation=rep >= 10,
         explorer=reads_map and coverage >= 0.25,
     )
+    note(seat["id"], "achievements", **earned)
     return [name for name, won in earned.items() if won]
 
 
@@ -487,27 +521,27 @@ def recompute(archive, report):
         index_stocks(seat, circular if rubric == "2.4" else 0)
         for seat, (circular, _) in zip(seats, circulars)
     ]
-    seat_ranks = ranks([wealth for wealth, _ in stocks], rubric)
+    wealths = [wealth for wealth, _ in stocks]
+    seat_ranks = ranks(wealths, rubric)
     results = []
     reads_map = reads_coverage(rubric, has_map_record)
     for i, seat in enumerate(seats):
         sid = seat["id"]
-        wealth, rep = stocks[i]
-        circular, estimated = circulars[i]
-
+        (wealth, rep), (circular, estimated) = stocks[i], circulars[i]
         r = partial(rate, seat=seat, match_rounds=rounds, rubric=rubric)  # §3.2
-
         c = counters[sid] or dict.fromkeys(COUNTERS + ("messages",), 0)
         commons = ledger["commons"].get(sid, 0) if ledger else 0
         cover = coverage[sid]
         dims = (
             survival_score(seat, counters[sid], rounds, rubric),
-            economy_score(wealth, c, r),
+            economy_score(seat, wealth, c, r),
             social_score(rep, credited_trades(ledger, sid, c), commons, c, seat, r, rubric),
             adaptation_score(seat, c, cover, reads_map, r),
             competitiveness_score(seat, seat_ranks[i], wealth, len(seats)),
         )
         index = fitness_index(dims)
+        note(sid, "fitnessIndex", "grade", dimensions=dims, index=index)
+        note(sid, "rank", W=wealth, the_field=wealths)
         figures = dict(
             zip(DIMENSIONS, dims),
             fitnessIndex=index,
@@ -833,6 +867,7 @@ def read_agent(agent, at):
         model=str(agent.get("model", "")),
         trained=seat["trained.strength"] + seat["trained.vitality"] + seat["trained.endurance"],
         meter=None if meter is None else fields(meter, "meter", at + ".meter"),
+        at=at,  # its place in the record, for --explain
     )
 
 
@@ -1052,6 +1087,7 @@ def read_card(card, at):
         "published": published,
         "messagesSent": get(raw, "messagesSent", "count", at + ".raw", None),
         "notes": list(map(str, get(card, "notes", "list", at, []))),
+        "at": at,  # its place in the record, for --explain
     }
 
 
@@ -1166,11 +1202,29 @@ def compare_seat(seat, card, result, archive):
             difference=None,
             uncounted="inventory only: no event log shows the structures",
         )
+    # --explain: a figure that differs, derived from the terms its rule recorded as it ran, and
+    # where its two sides came from (the record's file and field, or the rules)
+    for row in (row for row in rows if row["same"] is False and EXPLAINING.record is not None):
+        name = row["key"]["figure"]
+        terms = dict(EXPLAINING.record.get((seat["id"], name), {}))
+        words = terms.pop("terms", ())  # a wealth replay's: each term's words, what it adds
+        at = seat["at"] + "."  # the archive's agent
+        row["derivation"] = {
+            "section": "rubric.md " + SECTIONS[name],
+            "terms": dict({cut(" ".join(map(str, w)), 80): a for w, a in words if a}, **terms),
+            "sources": {
+                "recomputed": at + name if name in ("wealth", "status") else RULES,
+                "published": at + "wealth"
+                if name == "wealth replay"
+                else "%s %s" % (card["at"], name),
+            },
+        }
     return rows
 
 
 def audit(archive, report):
     """The match's result as data: what --json prints and the text shows."""
+    EXPLAINING.record = {} if Running.explain else None
     results, checks, notes, ledger = recompute(archive, report)
     seats = [
         dict(
@@ -1203,6 +1257,12 @@ def audit(archive, report):
         trusted.append("the archive's ledger block (the events that made it are not in the export)")
     same = sum(figures)
     agree = sum(c["agrees"] for c in checks)
+    for c in (c for c in checks if EXPLAINING.record is not None and not c["agrees"]):
+        sources = {
+            "recomputed": RULES,
+            "published": "the archive's " + c["check"],
+        }
+        c["derivation"] = {"section": "rubric.md §12", "terms": {}, "sources": sources}
     return dict(
         ledger=source,
         matchId=archive["id"],
@@ -1219,6 +1279,16 @@ def audit(archive, report):
         trusted=trusted,
         exit=int(same < len(figures) or agree < len(checks)),
     )
+
+
+# --explain: each figure's section of rubric.md; the recomputed side of all but wealth and status
+RULES = "the rules, from the archive and its events"
+SECTIONS = dict(
+    zip(
+        FIGURE_ORDER + ["wealth replay"],
+        "§2.3, §12;§12;§5;§6;§6;§6;§6;§6;§8;§8;§8;§3.3;§7;§7;§7;§7;§2.2, §2.3".split(";"),
+    )
+)
 
 
 def text(value):
@@ -1313,11 +1383,12 @@ def print_audit(result, out, rows=False, batch=False):
     (print_rows if rows else print_table)(w, seats)
     w("\n")
     lines = [line for seat in seats for line in seat_notes(seat, rows)]
-    lines += [
-        "check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s" % texts(c)
-        for c in result["checks"]
-        if not c["agrees"]
-    ]
+    for c in (c for c in result["checks"] if not c["agrees"]):
+        lines.append(
+            "check FAILS: %(check)s: archive says %(published)s, events give %(recomputed)s"
+            % texts(c)
+        )
+        lines += explained(text(c["check"]), c)
     lines += ["note: %s" % text(note) for note in result["notes"]] + ["errata: none"] * (
         not result["errata"]
     )
@@ -1350,6 +1421,7 @@ def seat_notes(seat, rows):
                 "DIFFERS %(label)s: published %(published)s, recomputed %(recomputed)s" % t
                 + ("" if d is None else ", %+d in the last place" % d)
             )
+            lines += explained(t["label"], row)
         if "withoutErrata" in row:
             t["errata"] = ", ".join(map(text, row["errata"]))
             reading = (
@@ -1633,8 +1705,10 @@ def parse_args(argv):
     add("--against", metavar="OLD", help="compare what is read with a copy saved earlier")
     add("--all", action="store_true", help="every figure on its own row")
     add("--json", action="store_true", help="print one JSON document")
+    add("--explain", action="store_true", help="how each figure that differs was derived")
     folder_left_out(argv, r"m_[0-9a-f]{12}\Z|https?://")
     args = parser.parse_args(argv)
+    Running.explain = args.explain
     args.base, args.named, args.net = settings(args.base)
     args.matches = [t.strip() for t in args.matches]
     if args.save:
@@ -1921,6 +1995,8 @@ def print_matches(args, results, failures, status, batch, old, count, changes):
         for line in lines + ["could not be read: %s" % text(f["error"]) for f in failures]:
             put(w, line)  # each fits the terminal
     if results or status == 1:  # nothing read: the error on stderr is the answer
+        if args.explain and verdict == verdict_line([]):
+            put(w, "nothing differs: nothing to explain")
         print(one_line(verdict, len(verdict)))
 
 
@@ -1976,6 +2052,7 @@ class Running:
     saved.json): this block reads nothing of the module around it."""
 
     script = version = "?"
+    explain = False  # --explain: the rules record their terms (note), shown for what differs
 
 
 class Unreadable(Exception):
@@ -2031,6 +2108,31 @@ def grade_of(index, dims, rubric):
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 
+# ------------------------------------------------------------------ --explain: the rules' terms
+EXPLAINING = threading.local()  # this thread's record of terms (--matches audits in threads)
+
+
+def note(whose, *figures, **terms):
+    """The terms of whose figures (a seat's, a comparison's), by name, recorded by the rule that
+    computes them as it runs, where a record is kept (--explain); a figure's first record stands."""
+    record = getattr(EXPLAINING, "record", None)
+    for figure in figures * (record is not None):
+        record.setdefault((whose, figure), terms)
+
+
+def explained(label, row):
+    """Under --explain, a row's derivation as lines, MAX_LISTED at most: the figure or check and
+    its rule, each term its rule recorded, then where the recomputed and the published value came
+    from, each with its value (none where the row has no derivation)."""
+    how = row.get("derivation")
+    if how is None:
+        return []
+    lines = ["explain %s (%s):" % (label, how["section"])]
+    lines += ["  %s: %s" % (name, clipped(v)) for name, v in how["terms"].items()]
+    ends = ["  %s %s: %s" % (side, clipped(row[side]), at) for side, at in how["sources"].items()]
+    return listed(lines, None, MAX_LISTED - 3) + ends
+
+
 def one_line(message, limit=MAX_SHOWN):
     """Text as it may reach a terminal: one line, controls and bidi marks escaped (\\x1b,
     \\u202e), a password in an address hidden (https://***@host), cut when over-long."""
@@ -2079,10 +2181,10 @@ def wrapped(line, width):
     return out + [indent + line[start:]]
 
 
-def listed(lines, count=None):
-    """The first MAX_LISTED of a list of lines, then one saying how many more, of `count` in all."""
-    more = (len(lines) if count is None else count) - MAX_LISTED
-    return lines[:MAX_LISTED] + (["  ... and %d more" % more] if more > 0 else [])
+def listed(lines, count=None, most=MAX_LISTED):
+    """The first `most` of a list of lines, then one saying how many more, of `count` in all."""
+    more = (len(lines) if count is None else count) - most
+    return lines[:most] + (["  ... and %d more" % more] if more > 0 else [])
 
 
 def say(line, begin="", end="\n", tty=False):

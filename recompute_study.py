@@ -12,7 +12,7 @@ r"""Recompute a daishi.ai study page's reading from the study's own files (study
 
 Options (--help, README): --trials, --seats, --page, --recipe FILE (saved copies of the study's
 files, any mix), --base URL, --save DIR, --against OLD, --matches (the study end to end, §8, by
-recompute.py from this script's own folder) with --jobs N, --all, --json.
+recompute.py from this script's own folder) with --jobs N, --all, --json, --explain.
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 --against finds a change; 2 the study cannot be read (still playing, no such study or a run set,
 no reading or recipe, a network failure or the platform busy, a file not of the documented
@@ -22,58 +22,60 @@ cannot be used; 130 Ctrl-C; 141 stdout closed. Python 3.9+, stdlib only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a study
   end to end", each formula beside its section number; the appendix at the end holds the fast exact
-  sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2276), in the shared block, through
-  Network.request (line 2327), Network.exchange (line 2363), Network.connection (line 2393) and
-  ask (line 2422): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+  sign-flip count, its plain algorithm in its docstring. Under --explain each rule records the terms
+  it computes a figure from by note (line 2163), in the shared block; explain (line 909) reads them
+  back.
+- Sent, and only by Network.get (line 2358), in the shared block, through
+  Network.request (line 2409), Network.exchange (line 2445), Network.connection (line 2475) and
+  ask (line 2504): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2588)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2670)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, selectors) imported at a run's first request; urllib.parse where an
-  address is first split, by split (line 2562). One TLS context a run, one kept-alive connection per
+  address is first split, by split (line 2644). One TLS context a run, one kept-alive connection per
   thread and server.
-- The environment read: setting (line 2670), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2648)) and TERM (for
-  progress (line 2169): dumb, no control sequences); proxy_for (line 2588) the proxy variables;
-  Network.connection (line 2393) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2752), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2730)) and TERM (for
+  progress (line 2251): dumb, no control sequences); proxy_for (line 2670) the proxy variables;
+  Network.connection (line 2475) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2110) and Help (line 2968) the terminal's size (COLUMNS, LINES);
-  Parser (line 2939), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2192) and Help (line 3050) the terminal's size (COLUMNS, LINES);
+  Parser (line 3021), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2864) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2946) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2909) writes into such a folder, each write through writing (line 2883) under
+  exists; keep (line 2991) writes into such a folder, each write through writing (line 2965) under
   the lock that a signal takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2892) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2974) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2902) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3005) makes stop (line 3034)
+  empty one where it fails): each match's copy, then the study's; discard (line 2984) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3087) makes stop (line 3116)
   the handler of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they
-  cannot encode escaped and ends every run by finish (line 3043): no thread sends or writes after,
+  cannot encode escaped and ends every run by finish (line 3125): no thread sends or writes after,
   every folder not placed is removed, then os._exit, nothing torn down that the process's end frees
   (its status; a signal: further ones ignored, the folders removed, only then the line
   "interrupted", and 128 + its number: 130, 143, 129; a closed pipe: 141); while the script loads,
-  ended (line 110) does so for those signals. _records (line 1273) sets the csv module's field size
+  ended (line 112) does so for those signals. _records (line 1323) sets the csv module's field size
   limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2688), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2717), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2770), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2799), every file checked
   against saved.json; a folder with no saved.json is refused; a file given by --trials, --seats,
-  --page or --recipe is read as given, unverified, and never kept by --save); release (line 2982)
-  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1817)
+  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3064)
+  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1873)
   reads recompute.py from this script's folder once and runs it only where the sha256 of its bytes
   is RECOMPUTE_SHA256, that of the recompute.py released with this script (every byte of it checked,
   none run before; compiled from the bytes checked: no __pycache__ read or written), and names it
-  with its sha256. folder_names (line 1689) lists a folder's names. Code loaded: the standard
+  with its sha256. folder_names (line 1743) lists a folder's names. Code loaded: the standard
   library's modules only, this script's folder taken off sys.path before the first (near the top, as
   python -P does): no module beside the script is imported; and under --matches that recompute.py.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -85,9 +87,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1817) and _records (line 1273) (above), run (line 1867),
-  match_result (line 1102), gather_match (line 1145), Gather (line 1612), audit_study (line 1895)
-  saved_study (line 1697) and folder_names (line 1689): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1873) and _records (line 1323) (above), run (line 1923),
+  match_result (line 1152), gather_match (line 1195), Gather (line 1666), audit_study (line 1951)
+  saved_study (line 1751) and folder_names (line 1743): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -134,7 +136,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "c602ea4137901c035be49733739fc83086e9aa983b655aff3f91475ea86c57e0"
+RECOMPUTE_SHA256 = "0c667a4b42b45910f8b0b75a9a413657362add69318c3108c06308f7b87929bc"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -156,9 +158,10 @@ MAX_CSV_ROWS = 100000  # in trials.csv or seats.csv
 
 
 # --- arithmetic
-def mean_and_spread(units, scale):
+def mean_and_spread(units, scale, whose):
     """§4.2: m = S1 ÷ (n·scale), s = sqrt((n·S2 − S1²) ÷ (n·(n − 1))) ÷ scale (None for n < 2)."""
     n, s1, s2 = len(units), sum(units), sum(d * d for d in units)  # integers: exact
+    note(whose, "mean", "n", units=units, n=n, S1=s1, S2=s2, scale=scale)
     return s1 / (n * scale), math.sqrt(
         (n * s2 - s1 * s1) / (n * (n - 1))
     ) / scale if n >= 2 else None
@@ -170,16 +173,18 @@ def interval(mean, half, bounds):
     return ends if bounds is None else tuple(min(max(end, bounds[0]), bounds[1]) for end in ends)
 
 
-def cluster_interval(units, clusters, scale, q, bounds):
+def cluster_interval(units, clusters, scale, q, bounds, whose, figure):
     """§4.4, §5: m ± t(G − 1, q)·SE, SE = sqrt(G·Σ E_g² ÷ ((G − 1)·n⁴)) ÷ scale,
-    E_g = n·S1_g − n_g·S1."""
+    E_g = n·S1_g − n_g·S1; `figure`: whose and which, for --explain."""
     n, total, sums, counts = len(units), sum(units), Counter(), Counter(clusters)
     for unit, cluster in zip(units, clusters):
         sums[cluster] += unit  # integers: exact
     squares = sum((n * s - counts[cluster] * total) ** 2 for cluster, s in sums.items())
     g = len(sums)
     se = math.sqrt(g * squares / ((g - 1) * n**4)) / scale
-    return interval(total / (n * scale), t_quantile(g - 1, q) * se, bounds)
+    t, mean = t_quantile(g - 1, q), total / (n * scale)
+    note(whose, figure, mean=mean, G=g, sum_of_E_squared=squares, SE=se, t=t)
+    return interval(mean, t * se, bounds)
 
 
 # The Student t quantile (§4.2): the smaller tail by the incomplete beta, inverted by Newton's
@@ -379,16 +384,19 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
     if not pairs:
         return result
     diffs, maps, in_range = zip(*pairs)
-    alpha, scale, n = terms.alpha, terms.scale, len(diffs)
+    alpha, scale, n, key = terms.alpha, terms.scale, len(diffs), ("comparison", arm)
     result.n, result.maps = n, len(set(maps))
-    result.mean, spread = mean_and_spread(diffs, scale)
+    result.mean, spread = mean_and_spread(diffs, scale, key)
     if all(in_range):  # a value out of its range could make the exact count unbounded
-        result.p, result.p_how = sign_flip_p(diffs, alpha)
+        p, how = result.p, result.p_how = sign_flip_p(diffs, alpha)
+        exact = None if how else int(p * (1 << n))  # counted: p = k ÷ 2^n
+        note(key, "p", n=n, decided_by=how or "the count k of 2^n", k=exact, p=p and float(p))
     if n < 2:
         return result
-    fixed = terms.rule == "fixed"
+    fixed, t = terms.rule == "fixed", None  # no t quantile under the anytime rule
     if fixed:
-        half = t_quantile(n - 1, 1 - alpha / 2) * spread / math.sqrt(n)
+        t = t_quantile(n - 1, 1 - alpha / 2)
+        half = t * spread / math.sqrt(n)
         # §4.6: [Q(α/2), Q(1 − α/2)] of B = 4000 means of n pairs drawn with replacement
         b, pick = 4000, diffs.__getitem__
         draws = bootstrap_draws(bootstrap_seed(study_id, arm), n, b * n)
@@ -403,17 +411,22 @@ def compare_arm(arm, trials_by_trial, terms, study_id, withheld):
         log_term = math.log(math.sqrt(n * rho2 + 1) / alpha)
         half = spread * math.sqrt(2 * (n * rho2 + 1) / (n * n * rho2) * log_term)
     result.interval = interval(result.mean, half, terms.difference_bounds)
+    note(
+        key, "interval", mean=result.mean, sd=spread, t=t, half=half, cut_to=terms.difference_bounds
+    )
     if 2 <= result.maps < n:
         result.map_interval = cluster_interval(
-            diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds
+            diffs, maps, scale, 1 - alpha / 2, terms.difference_bounds, key, "map interval"
         )
     if withheld is None and (result.p is not None or not fixed):
         # §4.7: better or worse when every interval lies strictly on one side of 0 (and, fixed,
         # p ≤ α)
         ends = filter(None, [result.interval] + [result.bootstrap, result.map_interval] * fixed)
         sides = {1 if low > 0 else -1 if high < 0 else 0 for low, high in ends}
+        decided = not fixed or result.p <= Fraction(alpha)  # p ≤ α (the fixed rule)
+        note(key, "verdict", sides_of_0=sorted(sides), p_within_alpha=decided)
         result.verdict = "inconclusive"
-        if sides in ({1}, {-1}) and (not fixed or result.p <= Fraction(alpha)):
+        if sides in ({1}, {-1}) and decided:
             result.verdict = "better" if (1 in sides) == (terms.direction == "higher") else "worse"
     return result
 
@@ -433,10 +446,13 @@ def arm_figures(arm, trials, terms):
     ]
     if not units:
         return 0, None, None
-    n, (mean, spread) = len(units), mean_and_spread(units, 1000)
+    n, (mean, spread) = len(units), mean_and_spread(units, 1000, ("arm", arm))
     if n < 2:
         return n, mean, None
-    return n, mean, interval(mean, t_quantile(n - 1, 0.975) * spread / math.sqrt(n), terms.bounds)
+    t = t_quantile(n - 1, 0.975)
+    half = t * spread / math.sqrt(n)
+    note(("arm", arm), "interval", mean=mean, sd=spread, t=t, half=half, cut_to=terms.bounds)
+    return n, mean, interval(mean, half, terms.bounds)
 
 
 def model_figures(seats):
@@ -448,12 +464,15 @@ def model_figures(seats):
             fitness.append(exact_units(seat["fitness_index"], 1))
             clusters.append(match_of(seat))
     for model, (fitness, clusters) in by_model.items():
-        n, g = len(fitness), len(set(clusters))
+        n, g, total, whose = len(fitness), len(set(clusters)), sum(fitness), ("model", model)
+        note(whose, "mean", "seats", "trials", N=n, sum_of_F=total, G=g)
         by_model[model] = (
             n,
             g,
-            sum(fitness) / (n * 10),
-            cluster_interval(fitness, clusters, 10, 0.975, (0, 100)) if g >= 2 else None,
+            total / (n * 10),
+            cluster_interval(fitness, clusters, 10, 0.975, (0, 100), whose, "interval")
+            if g >= 2
+            else None,
         )
     return by_model
 
@@ -838,6 +857,7 @@ def page_checks(trials, seats, reading, terms):
 # --- the whole recompute
 def recompute_reading(study_id, trials, seats, reading, rho):
     """Every figure of the page beside the files' arithmetic, every check, and the trust list."""
+    EXPLAINING.record = {} if Running.explain else None
     terms, result, labels, trials_by_trial = Terms(trials, seats, reading, rho), Result(), {}, {}
     for row in trials:
         labels.setdefault(int(row["arm"]), row["arm_label"])
@@ -881,7 +901,35 @@ def recompute_reading(study_id, trials, seats, reading, rho):
             "each trial's value of %s, not a seat score, and the range %s and "
             "direction %s the card declares for it" % (terms.metric, *card)
         )
+    if EXPLAINING.record is not None:
+        explain(result.figures)
     return terms, result
+
+
+def explain(figures):
+    """--explain: each figure that differs, its derivation: study.md's section, the terms its rule
+    recorded as it ran, where the recomputed and published value came from."""
+    for f in (f for f in figures if f["same"] is False):
+        kind, (*whose, figure) = next(iter(f["key"])), f["key"].values()
+        name = re.sub(" (low|high)$", "", figure)
+        f["derivation"] = {
+            "section": "study.md " + SECTIONS.get(kind, SECTIONS.get(name)),
+            "terms": EXPLAINING.record.get(((kind, *whose), name), {}),
+            "sources": {
+                "recomputed": "seats.csv" if kind in ("model", "trial") else "trials.csv",
+                "published": f.get("file", "profile.json, the card's reading"),
+            },
+        }
+
+
+# --explain: study.md's section of a comparison's figure, and of an arm's, a model's and a trial
+# value's
+SECTIONS = dict(
+    zip(
+        "arm;model;trial;n;maps;mean;interval;map interval;p;bootstrap;verdict".split(";"),
+        "§5 §5 §3 §4.1 §4.4 §4.2 §4.3 §4.4 §4.5 §4.6 §4.7".split(),
+    )
+)
 
 
 def value_figures(result, trials, seats, terms):
@@ -892,7 +940,9 @@ def value_figures(result, trials, seats, terms):
             field = seat[terms.metric]
             focal.setdefault(match_of(seat), []).append(float(field) if field else None)
     for row in (row for row in trials if terms.seat_score and row["value"]):
-        ours = focal_value(focal.get(match_of(row)))
+        values = focal.get(match_of(row))
+        note(("trial", *match_of(row)), "value", focal_seats=values)
+        ours = focal_value(values)
         page = exact_units(row["value"], 3)
         result.figure(
             {"trial": int(row["trial"]), "arm": int(row["arm"]), "figure": "value"},
@@ -1418,6 +1468,8 @@ def report_text(header, result, every):
                     lines.append("    (%(reason)s)" % f)
     lines += check_lines(result, every)
     width, verdict = terminal_width(), study_verdict(result)  # the verdict, last, never wrapped
+    if Running.explain and verdict == verdict_line([]):
+        lines.append("nothing differs: nothing to explain")
     return "\n".join(
         [part for line in lines for part in wrapped(line, width)]
         + [one_line(verdict, len(verdict))]
@@ -1444,6 +1496,8 @@ def check_lines(result, every):
             "  %s %d %s (--all lists each)"
             % ("the other" if shown else "all", agreeing, "agrees" if agreeing == 1 else "agree")
         )
+    for f in result.figures:
+        lines += explained(f["label"], f)
     # the counts kept apart: figures, checks and, under --matches, matches, waits and rows
     counts = _summary(result)
     tail = [
@@ -1777,6 +1831,7 @@ OPTIONS = (
     ("--jobs N", "with --matches: N matches at a time (1 to 16, default 4)"),
     ("--all", "print every figure on its own row"),
     ("--json", "print the result as one JSON document"),
+    ("--explain", "how each figure that differs was derived"),
 )
 
 
@@ -1798,6 +1853,7 @@ def parse_arguments(argv):
         parser.add_argument(flag, help=text, **kind)
     folder_left_out(argv, r"https?://|/u/")
     args = parser.parse_args(argv)
+    Running.explain = args.explain
     if args.save and {args.trials, args.seats, args.page, args.recipe} != {None}:
         parser.error(
             "--save keeps what is downloaded, not a file of yours (--trials, --seats, "
@@ -2044,6 +2100,7 @@ class Running:
     saved.json): this block reads nothing of the module around it."""
 
     script = version = "?"
+    explain = False  # --explain: the rules record their terms (note), shown for what differs
 
 
 class Unreadable(Exception):
@@ -2099,6 +2156,31 @@ def grade_of(index, dims, rubric):
     return "C" if rubric != "1.0" and grade in "AB" and sum(d >= 50 for d in dims) < 3 else grade
 
 
+# ------------------------------------------------------------------ --explain: the rules' terms
+EXPLAINING = threading.local()  # this thread's record of terms (--matches audits in threads)
+
+
+def note(whose, *figures, **terms):
+    """The terms of whose figures (a seat's, a comparison's), by name, recorded by the rule that
+    computes them as it runs, where a record is kept (--explain); a figure's first record stands."""
+    record = getattr(EXPLAINING, "record", None)
+    for figure in figures * (record is not None):
+        record.setdefault((whose, figure), terms)
+
+
+def explained(label, row):
+    """Under --explain, a row's derivation as lines, MAX_LISTED at most: the figure or check and
+    its rule, each term its rule recorded, then where the recomputed and the published value came
+    from, each with its value (none where the row has no derivation)."""
+    how = row.get("derivation")
+    if how is None:
+        return []
+    lines = ["explain %s (%s):" % (label, how["section"])]
+    lines += ["  %s: %s" % (name, clipped(v)) for name, v in how["terms"].items()]
+    ends = ["  %s %s: %s" % (side, clipped(row[side]), at) for side, at in how["sources"].items()]
+    return listed(lines, None, MAX_LISTED - 3) + ends
+
+
 def one_line(message, limit=MAX_SHOWN):
     """Text as it may reach a terminal: one line, controls and bidi marks escaped (\\x1b,
     \\u202e), a password in an address hidden (https://***@host), cut when over-long."""
@@ -2147,10 +2229,10 @@ def wrapped(line, width):
     return out + [indent + line[start:]]
 
 
-def listed(lines, count=None):
-    """The first MAX_LISTED of a list of lines, then one saying how many more, of `count` in all."""
-    more = (len(lines) if count is None else count) - MAX_LISTED
-    return lines[:MAX_LISTED] + (["  ... and %d more" % more] if more > 0 else [])
+def listed(lines, count=None, most=MAX_LISTED):
+    """The first `most` of a list of lines, then one saying how many more, of `count` in all."""
+    more = (len(lines) if count is None else count) - most
+    return lines[:most] + (["  ... and %d more" % more] if more > 0 else [])
 
 
 def say(line, begin="", end="\n", tty=False):

@@ -18,6 +18,7 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 KINDS = {kind: jsonschema.Draft202012Validator(dict(SCHEMA, oneOf=[{"$ref": "#/$defs/" + kind}]))
          for kind in ("error", "altered", "matches", "study")}
 CLEAN = "m_b0bc344f1eac"
+CUT = "m_6b97819aefda"  # its report a cent off the archive's wealth for a_2
 OTHER = "m_1b23341c9524"
 UNKNOWN = "m_000000000000"
 M1 = "m_4be7ac37a1d7"
@@ -98,6 +99,13 @@ def documents(tmp_path_factory):
         out["against changed, recompute_study.py --matches"] = study(url + LINKED, "--matches", "--against",
                                                                      tmp / "linked")
     out["batch of saved copies"] = match(tmp / "batch")
+    out["match --explain"] = match("--explain", FIXTURES / "api" / "matches" / CUT)
+    kim = FIXTURES / KIM.lstrip("/")
+    profile = json.loads((FIXTURES / "u" / "kim.json").read_text())
+    profile["studies"][0]["reading"]["comparisons"][0]["mean"] = "2.204"  # 2.200 on the files
+    (tmp / "kim.json").write_text(json.dumps(profile))
+    out["study --explain"] = study("https://daishi.ai" + KIM, "--explain", "--trials", kim / "trials.csv",
+                                   "--seats", kim / "seats.csv", "--page", tmp / "kim.json")
     out["saved study --matches"] = study(tmp / "linked", "--matches")
     shutil.copy(FIXTURES / "api" / "matches" / CLEAN / "report" / "2.3.json", tmp / "batch" / CLEAN / "report.json")
     out["altered copy, recompute.py"] = match(tmp / "batch" / CLEAN)
@@ -114,6 +122,11 @@ SHAPES = {
     "batch of saved copies": ("matches", 0, lambda d: len(d["matches"]) == 2
                               and all(m["copy"] for m in d["matches"])),
     "study": ("study", 0, lambda d: "matches" not in d and "matches" not in d["summary"]),
+    "match --explain": ("matches", 1, lambda d: [r["derivation"]["sources"]["published"].split("/")[-1]
+                                                 for s in d["matches"][0]["seats"] for r in s["figures"]
+                                                 if "derivation" in r] == ["report.json.scorecards[1] wealth"]),
+    "study --explain": ("study", 1, lambda d: [(f["label"], f["derivation"]["terms"]["n"]) for f in d["figures"]
+                                               if "derivation" in f] == [("comparison 1 (with memory): mean", 21)]),
     "study --matches": ("study", 0, lambda d: len(d["matches"]) == d["summary"]["matches"] == 6),
     "saved study --matches": ("study", 0, lambda d: len(d["matches"]) == 6 and d["copy"]),
     "against unchanged, recompute.py": ("matches", 0, lambda d: d["against"]["changes"] == []),
@@ -185,6 +198,10 @@ MUTATIONS = {   # what is done to a document of the shape, by what it shows the 
     "an empty error": ("unreadable record, recompute_study.py", lambda d: d.update(error="")),
     "an altered copy whose check agrees": ("altered copy, recompute_study.py",
                                            lambda d: d["checks"][0].update(agrees=True)),
+    "a derivation without its sources": ("match --explain", lambda d: next(
+        r for s in d["matches"][0]["seats"] for r in s["figures"] if "derivation" in r)["derivation"].pop("sources")),
+    "a derivation of another document": ("study --explain", lambda d: next(
+        f for f in d["figures"] if "derivation" in f)["derivation"].update(section="§4.2")),
 }
 
 

@@ -36,10 +36,10 @@ def test_half_up_negative_rounds_toward_plus_infinity():
 
 
 def test_economy_half_boundary_through_the_rule():
-    seat = {"roundsAlive": 400}
+    seat = {"id": "a_1", "roundsAlive": 400}
     counters = {"gather": 60, "craft": 0, "build": 0, "repair": 0}
     # W 337 → 100 × 337 ÷ 400 = 84.25; activity 60 per 400 rounds → rate 15 → 37.5
-    assert rc.economy_score(337, counters, rate(seat, 400, "2.4")) == 65.6
+    assert rc.economy_score(seat, 337, counters, rate(seat, 400, "2.4")) == 65.6
 
 
 # §3.2 rates
