@@ -21,51 +21,51 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS. Under
-  --explain each rule records the terms it computes a figure from by note (line 2115), in the shared
+  --explain each rule records the terms it computes a figure from by note (line 2113), in the shared
   block, into a record of the thread's own; compare_seat (line 1173) reads them back.
-- Sent, and only by Network.get (line 2310), in the shared block, through
-  Network.request (line 2361), Network.exchange (line 2397), Network.connection (line 2427) and
-  ask (line 2456): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2308), in the shared block, through
+  Network.request (line 2359), Network.exchange (line 2395), Network.connection (line 2425) and
+  ask (line 2454): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2622)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2620)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, selectors) imported at a run's first request; urllib.parse where an address is first
-  split, by split (line 2596). One TLS context a run, one kept-alive connection per thread and
+  split, by split (line 2594). One TLS context a run, one kept-alive connection per thread and
   server.
-- The environment read: setting (line 2704), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2682)) and TERM (for
-  progress (line 2203): dumb, no control sequences); proxy_for (line 2622) the proxy variables;
-  Network.connection (line 2427) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2702), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2680)) and TERM (for
+  progress (line 2201): dumb, no control sequences); proxy_for (line 2620) the proxy variables;
+  Network.connection (line 2425) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2144) and Help (line 3002) the terminal's size (COLUMNS, LINES);
-  Parser (line 2973), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2142) and Help (line 3000) the terminal's size (COLUMNS, LINES);
+  Parser (line 2971), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2898) makes DIR (os.makedirs,
+- Written, made, renamed or removed, only under --save: new_copy (line 2896) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2943) writes into it, each write through
-  writing (line 2917) under the lock that a signal takes: export/ and report/ (os.makedirs), the
-  files (open "xb") and saved.json last, then placed (line 2926) makes DIR/<match id> empty
+  it), named for removal before it exists; keep (line 2941) writes into it, each write through
+  writing (line 2915) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2924) makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
-  os.rmdir of that empty one where it fails); discard (line 2936) removes the new folder where the
-  copy is not placed (shutil.rmtree). Besides, start (line 3039) makes stop (line 3068) the handler
+  os.rmdir of that empty one where it fails); discard (line 2934) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 3037) makes stop (line 3066) the handler
   of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
-  escaped and ends every run by finish (line 3077): no thread sends or writes after, every folder
+  escaped and ends every run by finish (line 3075): no thread sends or writes after, every folder
   not placed is removed, then os._exit, nothing torn down that the process's end frees (its status;
   a signal: further ones ignored, the folders removed, only then the line "interrupted", and 128 +
   its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 103) does so
   for those signals.
-- Read, only the files named on the command line and inside them: read_file (line 2722), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2751), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2720), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2749), every file checked
   against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
   unverified, and its audit's first line says so); folder_names (line 1645), the one that lists a
-  folder's names; release (line 3016) reads this script's own file once, for its sha256. Code
+  folder's names; release (line 3014) reads this script's own file once, for its sha256. Code
   loaded: the standard library's modules only, this script's folder taken off sys.path before the
   first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -2042,9 +2042,7 @@ SECRETS = {}  # a server's user:password, as an address held it: sent as Authori
 SIGNALS = (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM))
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
 WRITING = threading.RLock()  # held to add, write into or remove one of PARTS
-STOPPED = (
-    threading.Event()
-)  # set on a signal, and as a run ends: nothing sent, begun or written after
+STOPPED = threading.Event()  # set on a signal and as a run ends: nothing sent or written after
 
 
 class Running:

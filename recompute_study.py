@@ -23,54 +23,54 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a study
   end to end", each formula beside its section number; the appendix at the end holds the fast exact
   sign-flip count, its plain algorithm in its docstring. Under --explain each rule records the terms
-  it computes a figure from by note (line 2163), in the shared block; explain (line 909) reads them
+  it computes a figure from by note (line 2161), in the shared block; explain (line 909) reads them
   back.
-- Sent, and only by Network.get (line 2358), in the shared block, through
-  Network.request (line 2409), Network.exchange (line 2445), Network.connection (line 2475) and
-  ask (line 2504): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2356), in the shared block, through
+  Network.request (line 2407), Network.exchange (line 2443), Network.connection (line 2473) and
+  ask (line 2502): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2670)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2668)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, selectors) imported at a run's first request; urllib.parse where an
-  address is first split, by split (line 2644). One TLS context a run, one kept-alive connection per
+  address is first split, by split (line 2642). One TLS context a run, one kept-alive connection per
   thread and server.
-- The environment read: setting (line 2752), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2730)) and TERM (for
-  progress (line 2251): dumb, no control sequences); proxy_for (line 2670) the proxy variables;
-  Network.connection (line 2475) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2750), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2728)) and TERM (for
+  progress (line 2249): dumb, no control sequences); proxy_for (line 2668) the proxy variables;
+  Network.connection (line 2473) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2192) and Help (line 3050) the terminal's size (COLUMNS, LINES);
-  Parser (line 3021), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2190) and Help (line 3048) the terminal's size (COLUMNS, LINES);
+  Parser (line 3019), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2946) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2944) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2991) writes into such a folder, each write through writing (line 2965) under
+  exists; keep (line 2989) writes into such a folder, each write through writing (line 2963) under
   the lock that a signal takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2974) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2972) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2984) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3087) makes stop (line 3116)
+  empty one where it fails): each match's copy, then the study's; discard (line 2982) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3085) makes stop (line 3114)
   the handler of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they
-  cannot encode escaped and ends every run by finish (line 3125): no thread sends or writes after,
+  cannot encode escaped and ends every run by finish (line 3123): no thread sends or writes after,
   every folder not placed is removed, then os._exit, nothing torn down that the process's end frees
   (its status; a signal: further ones ignored, the folders removed, only then the line
   "interrupted", and 128 + its number: 130, 143, 129; a closed pipe: 141); while the script loads,
   ended (line 112) does so for those signals. _records (line 1323) sets the csv module's field size
   limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2770), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2799), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2768), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2797), every file checked
   against saved.json; a folder with no saved.json is refused; a file given by --trials, --seats,
-  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3064)
+  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3062)
   reads this script's own file once, for its sha256. With --matches, load_recompute (line 1873)
   reads recompute.py from this script's folder once and runs it only where the sha256 of its bytes
   is RECOMPUTE_SHA256, that of the recompute.py released with this script (every byte of it checked,
@@ -136,7 +136,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "0c667a4b42b45910f8b0b75a9a413657362add69318c3108c06308f7b87929bc"
+RECOMPUTE_SHA256 = "068924c4cd74f4abf4284c70a75040cd9940c8307b7f2d6f9f39b200abec0a15"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -2090,9 +2090,7 @@ SECRETS = {}  # a server's user:password, as an address held it: sent as Authori
 SIGNALS = (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM))
 PARTS = set()  # folders being written: removed on Ctrl-C, whichever thread writes them
 WRITING = threading.RLock()  # held to add, write into or remove one of PARTS
-STOPPED = (
-    threading.Event()
-)  # set on a signal, and as a run ends: nothing sent, begun or written after
+STOPPED = threading.Event()  # set on a signal and as a run ends: nothing sent or written after
 
 
 class Running:
