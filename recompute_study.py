@@ -136,7 +136,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "068924c4cd74f4abf4284c70a75040cd9940c8307b7f2d6f9f39b200abec0a15"
+RECOMPUTE_SHA256 = "bff4d27b419b2db5fb3f2c7616a0d3680d63ef9c2dc8c6cf14b92bd79aca214c"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer

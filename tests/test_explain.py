@@ -51,7 +51,7 @@ def test_the_cent_off_is_the_reports_and_the_replay_agrees_with_the_archive():
         "  inventory meal 1 × 3.75: 3.75",
         "  replayed_as_logged: 65.0",
         "  recomputed 65.0: %s/export/1.json: archive.agents[1].wealth" % folder,
-        "  published 65.01: %s/report.json.scorecards[1] wealth" % folder,
+        "  published 65.01: %s/report.json.scorecards[1].wealth" % folder,
     ]
     lines = out.stdout.splitlines()
     assert lines.index("explain a_2 wealth (rubric.md §2.3, §12):") == 1 + lines.index(
@@ -73,7 +73,7 @@ def test_without_explain_no_derivation_and_the_flag_takes_no_argument(tmp_path):
     assert out.returncode == 1
     rows = [row for _, row in explained_rows(json.loads(out.stdout))]
     assert [row["label"] for row in rows] == ["a_2 wealth"]
-    assert rows[0]["derivation"]["sources"]["published"].endswith("report.json.scorecards[1] wealth")
+    assert rows[0]["derivation"]["sources"]["published"].endswith("report.json.scorecards[1].wealth")
 
 
 def every_figure_off(tmp_path, mid):
@@ -181,7 +181,7 @@ def test_every_figure_recomputes_from_its_printed_terms(tmp_path, mid):
         field = "wealth" if name == "wealth replay" else name
         assert how["sources"]["published"].endswith(
             "export/1.json: archive.agents[0].wealth" if name == "wealth replay" and row["key"]["seat"] == "a_1"
-            else " " + field if name != "wealth replay" else "wealth")
+            else "." + field if name != "wealth replay" else "wealth")
     assert checked == {"wealth replay", "survival", "economy", "social", "adaptation", "competitiveness",
                        "fitnessIndex", "grade", "rank", "achievements", "circularReputation"}
     text = run_script("recompute.py", "--explain", copy).stdout
@@ -354,7 +354,7 @@ def test_under_matches_a_match_explains_as_it_does_alone(tmp_path):
     derivation = block(alone.stdout, "a_3 wealth")
     assert derivation[0] == "explain a_3 wealth (rubric.md §2.3, §12):" and len(derivation) > 3
     # the study reads the report its rows name (rubric 2.4, ?rubric=2.4), the match alone its own
-    assert "\n".join(derivation[:-1] + ["  published 351.51: report (rubric 2.4).scorecards[2] wealth"]) in out.stdout
+    assert "\n".join(derivation[:-1] + ["  published 351.51: report (rubric 2.4).scorecards[2].wealth"]) in out.stdout
     assert "nothing to explain" not in out.stdout
 
 
@@ -372,9 +372,9 @@ def test_each_tampered_match_names_what_moved(conformance, entry):
     assert rows
     tamper = entry["tamper"]
     if tamper.startswith("report.json"):  # "report.json scorecards[4] (a_5) dimensions.economy 43.9 -> 44.0"
-        card, field = tamper.split()[1], tamper.split()[3].split(".")[-1]
+        card, field = tamper.split()[1], tamper.split()[3]
         [row] = rows
-        assert row["derivation"]["sources"]["published"].endswith("report.json.%s %s" % (card, field))
+        assert row["derivation"]["sources"]["published"].endswith("report.json.%s.%s" % (card, field))
         assert row["published"] == float(tamper.split()[6])
     elif "event seq" in tamper:  # a deposit: its storehouse's contents in the replay's terms
         seq = int(tamper.split("seq ")[1].split()[0])

@@ -124,7 +124,7 @@ SHAPES = {
     "study": ("study", 0, lambda d: "matches" not in d and "matches" not in d["summary"]),
     "match --explain": ("matches", 1, lambda d: [r["derivation"]["sources"]["published"].split("/")[-1]
                                                  for s in d["matches"][0]["seats"] for r in s["figures"]
-                                                 if "derivation" in r] == ["report.json.scorecards[1] wealth"]),
+                                                 if "derivation" in r] == ["report.json.scorecards[1].wealth"]),
     "study --explain": ("study", 1, lambda d: [(f["label"], f["derivation"]["terms"]["n"]) for f in d["figures"]
                                                if "derivation" in f] == [("comparison 1 (with memory): mean", 21)]),
     "study --matches": ("study", 0, lambda d: len(d["matches"]) == d["summary"]["matches"] == 6),
