@@ -23,53 +23,53 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2271), in the shared block, through
-  Network.request (line 2320), Network.exchange (line 2352), Network.connection (line 2382) and
-  ask (line 2411): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2283), in the shared block, through
+  Network.request (line 2332), Network.exchange (line 2364), Network.connection (line 2394) and
+  ask (line 2423): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2561)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2573)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, select) imported at a run's first request; urllib.parse where an address
-  is first split, by split (line 2547). One TLS context a run, one kept-alive connection per thread
+  is first split, by split (line 2559). One TLS context a run, one kept-alive connection per thread
   and server.
-- The environment read: settings (line 2621) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2561) the proxy variables; Network.connection (line 2382) opens connections:
+- The environment read: settings (line 2633) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2573) the proxy variables; Network.connection (line 2394) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2095) and Help (line 2925) the terminal's size (COLUMNS, LINES);
-  progress (line 2152) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2828) makes DIR's parent
+  terminal_width (line 2107) and Help (line 2937) the terminal's size (COLUMNS, LINES);
+  progress (line 2164) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2840) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2873) writes into such a folder, each write through writing (line 2847) under
+  exists; keep (line 2885) writes into such a folder, each write through writing (line 2859) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2856) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2868) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2866) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2960) puts back Python's own
+  empty one where it fails): each match's copy, then the study's; discard (line 2878) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2972) puts back Python's own
   Ctrl-C handler (signal.signal), makes both streams write what they cannot encode escaped, points
   stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends every run by
   os._exit, nothing torn down that the process's end frees (its status; Ctrl-C: 130, every folder
   being written removed first, none begun after; a closed pipe: 141); while the script loads, a
   SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-  _records (line 1248) sets the csv module's field size limit for the process
+  _records (line 1254) sets the csv module's field size limit for the process
   (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2654), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2681), every file
+- Read, only the files named on the command line and inside them: read_file (line 2666), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2693), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2938) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1791) reads recompute.py from this script's folder once (and this script's
+  release (line 2950) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1803) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
-  prints as it loads not shown), and names it with its sha256. folder_names (line 1664) lists a
+  prints as it loads not shown), and names it with its sha256. folder_names (line 1676) lists a
   folder's names.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
@@ -79,9 +79,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1791) and _records (line 1248) (above), run (line 1856),
-  match_result (line 1077), gather_match (line 1120), Gather (line 1587), audit_study (line 1884)
-  saved_study (line 1672) and folder_names (line 1664): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1803) and _records (line 1254) (above), run (line 1868),
+  match_result (line 1077), gather_match (line 1120), Gather (line 1599), audit_study (line 1896)
+  saved_study (line 1684) and folder_names (line 1676): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -1172,6 +1172,12 @@ TRIALS, SEATS = (
         r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
     )
 )
+# What the csv module's reader meets (its message's first word), said in the file's own terms
+CSV_FAULTS = {
+    "unexpected": "a quoted field opened here is never closed",
+    "new-line": "a carriage return (CR) not followed by a line feed (LF), outside quotes",
+    "','": "text after a quoted field's closing quote (a quote within one is written twice)",
+}
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
 # 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
@@ -1265,8 +1271,14 @@ def _records(text, name, columns):
                     )
                 start += len(field) + 1 + (field.count('"') + 2) * quoted
             yield reader.line_num, fields
-    except csv.Error as error:
-        raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+    except csv.Error as error:  # what the reader met, in the file's terms, and the line it is on
+        fault, line = str(error).split()[0], reader.line_num
+        if fault == "unexpected":  # the file ends within a quoted field: the line of the quote
+            # that opened it, the last run of quotes of odd length (within it, they come in pairs)
+            raw = "".join(record)
+            at = max((q.start() for q in re.finditer('"+', raw) if len(q.group()) % 2), default=0)
+            line += raw.count("\n", 0, at) + 1 - len(record)
+        raise Unreadable("%s line %d: %s" % (name, line, CSV_FAULTS.get(fault, error)))
 
 
 def _check_header(header, columns, name):
