@@ -20,43 +20,43 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS.
-- Sent, and only by Network.get (line 2186), in the shared block, through
-  Network.request (line 2235), Network.exchange (line 2267), Network.connection (line 2297) and
-  ask (line 2326): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2196), in the shared block, through
+  Network.request (line 2245), Network.exchange (line 2277), Network.connection (line 2307) and
+  ask (line 2336): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2476)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2486)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, select) imported at a run's first request; urllib.parse where an address is first split,
-  by split (line 2462). One TLS context a run, one kept-alive connection per thread and server.
-- The environment read: settings (line 2536) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2476) the proxy variables; Network.connection (line 2297) opens connections:
+  by split (line 2472). One TLS context a run, one kept-alive connection per thread and server.
+- The environment read: settings (line 2546) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2486) the proxy variables; Network.connection (line 2307) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2010) and Help (line 2840) the terminal's size (COLUMNS, LINES);
-  progress (line 2067) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2743) makes DIR (os.makedirs,
+  terminal_width (line 2020) and Help (line 2850) the terminal's size (COLUMNS, LINES);
+  progress (line 2077) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2753) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2788) writes into it, each write through
-  writing (line 2762) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
-  (open "xb") and saved.json last, then placed (line 2771) makes DIR/<match id> empty (os.mkdir:
+  it), named for removal before it exists; keep (line 2798) writes into it, each write through
+  writing (line 2772) under the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files
+  (open "xb") and saved.json last, then placed (line 2781) makes DIR/<match id> empty (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of that
-  empty one where it fails); discard (line 2781) removes the new folder where the copy is not placed
-  (shutil.rmtree). Besides, start (line 2875) puts back Python's own Ctrl-C handler (signal.signal),
+  empty one where it fails); discard (line 2791) removes the new folder where the copy is not placed
+  (shutil.rmtree). Besides, start (line 2885) puts back Python's own Ctrl-C handler (signal.signal),
   makes both streams write what they cannot encode escaped, points stdout at os.devnull where
   writing it fails (os.open, dup2 on fd 1) and ends every run by os._exit, nothing torn down that
   the process's end frees (its status; Ctrl-C: 130, every folder being written removed first, none
   begun after; a closed pipe: 141); while the script loads, a SIGINT handler (near the top) writes
   "interrupted" and ends it by os._exit(130).
-- Read, only the files named on the command line and inside them: read_file (line 2569), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2596), every file
+- Read, only the files named on the command line and inside them: read_file (line 2579), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2606), every file
   checked against saved.json; a folder laid out as the platform serves it, with no saved.json, is
-  read unverified, and its audit's first line says so); folder_names (line 1547), the one that
-  lists a folder's names; release (line 2853) reads this script's own file for its sha256.
+  read unverified, and its audit's first line says so); folder_names (line 1556), the one that
+  lists a folder's names; release (line 2863) reads this script's own file for its sha256.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
     grep -nE -e 'os[.](open|fdopen|fstat|mkdir|makedirs|rename|rmdir|listdir|dup2|_exit)' \
@@ -65,9 +65,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1526), folder_names (line 1547), folder_holds (line 1555),
-  against_copy (line 1631), sources_for (line 1735), saved_source (line 1786),
-  saved_folders (line 1792), not_a_target (line 1832), download (line 1474) and save (line 1725):
+  saved_match (line 1535), folder_names (line 1556), folder_holds (line 1564),
+  against_copy (line 1640), sources_for (line 1745), saved_source (line 1796),
+  saved_folders (line 1802), not_a_target (line 1842), download (line 1483) and save (line 1735):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -1279,6 +1279,8 @@ def print_audit(result, out, rows=False, batch=False):
     )
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
+    if result.get("report"):
+        put(w, "  report read: %s" % text(result["report"]))
     if result.get("proxy"):
         put(w, "  read through %s" % result["proxy"])
     if result["rubricReason"]:
@@ -1446,6 +1448,13 @@ class Match:
 
     def report(self, version):
         return self.file(*report_file(version))
+
+    def address(self, version):
+        """The report read under `version`: its address (a saved copy's, as saved.json names it),
+        or its file in a copy laid out as the platform serves it."""
+        if self.folder and self.about is None:
+            return join(self.folder, "report", version + ".json")
+        return (self.about or {}).get("address", self.origin) + "/report?rubric=" + version
 
     def file(self, name, what):
         if self.folder is None:  # a download's: a file not gathered yet, asked for now
@@ -1691,11 +1700,12 @@ def audit_matches(args, old):
             try:
                 rubric = args.rubric or (match.about or {}).get("rubric")  # else its copy's
                 result = dict(audit(*read_match(match, rubric)), source=label)
-                proxy = None if match.folder else through(match.origin)
-                if proxy:  # as a copy's saved.json says it
-                    result["proxy"] = proxy
-                if match.folder:
+                if rubric:  # the report read under ?rubric=V, named even where V is its own
+                    result["report"] = match.address(rubric)
+                if match.folder:  # a copy's line names its proxy, as its saved.json says it
                     result["copy"] = match.line(args.save)
+                elif through(match.origin):
+                    result["proxy"] = through(match.origin)
             finally:
                 kept = save(args, match)
             if kept:

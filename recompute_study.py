@@ -23,53 +23,53 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a
   study end to end", each formula beside its section number; the appendix at the end holds the
   fast exact sign-flip count, its plain algorithm in its docstring.
-- Sent, and only by Network.get (line 2283), in the shared block, through
-  Network.request (line 2332), Network.exchange (line 2364), Network.connection (line 2394) and
-  ask (line 2423): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2286), in the shared block, through
+  Network.request (line 2335), Network.exchange (line 2367), Network.connection (line 2397) and
+  ask (line 2426): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2573)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2576)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, select) imported at a run's first request; urllib.parse where an address
-  is first split, by split (line 2559). One TLS context a run, one kept-alive connection per thread
+  is first split, by split (line 2562). One TLS context a run, one kept-alive connection per thread
   and server.
-- The environment read: settings (line 2633) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
-  proxy_for (line 2573) the proxy variables; Network.connection (line 2394) opens connections:
+- The environment read: settings (line 2636) reads DAISHI_BASE, DAISHI_TIMEOUT and DAISHI_BUSY;
+  proxy_for (line 2576) the proxy variables; Network.connection (line 2397) opens connections:
   socket's DNS look-ups (the resolver's files), and ssl's default context, which reads the CA
   bundle (SSL_CERT_FILE, SSL_CERT_DIR) and OpenSSL's configuration (OPENSSL_CONF);
-  terminal_width (line 2107) and Help (line 2937) the terminal's size (COLUMNS, LINES);
-  progress (line 2164) TERM (dumb: no control sequences).
-- Written, made, renamed or removed, only under --save: new_copy (line 2840) makes DIR's parent
+  terminal_width (line 2110) and Help (line 2940) the terminal's size (COLUMNS, LINES);
+  progress (line 2167) TERM (dumb: no control sequences).
+- Written, made, renamed or removed, only under --save: new_copy (line 2843) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2885) writes into such a folder, each write through writing (line 2859) under
+  exists; keep (line 2888) writes into such a folder, each write through writing (line 2862) under
   the lock that Ctrl-C takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2868) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2871) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2878) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2972) puts back Python's own
+  empty one where it fails): each match's copy, then the study's; discard (line 2881) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 2975) puts back Python's own
   Ctrl-C handler (signal.signal), makes both streams write what they cannot encode escaped, points
   stdout at os.devnull where writing it fails (os.open, dup2 on fd 1) and ends every run by
   os._exit, nothing torn down that the process's end frees (its status; Ctrl-C: 130, every folder
   being written removed first, none begun after; a closed pipe: 141); while the script loads, a
   SIGINT handler (near the top) writes "interrupted" and ends it by os._exit(130).
-  _records (line 1254) sets the csv module's field size limit for the process
+  _records (line 1256) sets the csv module's field size limit for the process
   (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2666), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2693), every file
+- Read, only the files named on the command line and inside them: read_file (line 2669), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2696), every file
   checked against saved.json; a folder with no saved.json is refused; a file given by --trials,
   --seats, --page or --recipe is read as given, unverified, and never kept by --save);
-  release (line 2950) reads this script's own file for its sha256. With --matches,
-  load_recompute (line 1803) reads recompute.py from this script's folder once (and this script's
+  release (line 2953) reads this script's own file for its sha256. With --matches,
+  load_recompute (line 1806) reads recompute.py from this script's folder once (and this script's
   own file, to compare), runs it only where its VERSION is this script's and its shared block this
   script's byte for byte (compiled from the bytes checked: no __pycache__ read or written; what it
-  prints as it loads not shown), and names it with its sha256. folder_names (line 1676) lists a
+  prints as it loads not shown), and names it with its sha256. folder_names (line 1679) lists a
   folder's names.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
   folders, the environment, signals, descriptors, the exit, code loaded) is shown by
@@ -79,9 +79,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e '__file__|sys[.]exit|sys[.]std[a-z]+ =|field_size_limit|reconfigure|keep[(]' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1803) and _records (line 1254) (above), run (line 1868),
-  match_result (line 1077), gather_match (line 1120), Gather (line 1599), audit_study (line 1896)
-  saved_study (line 1684) and folder_names (line 1676): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1806) and _records (line 1256) (above), run (line 1871),
+  match_result (line 1079), gather_match (line 1122), Gather (line 1602), audit_study (line 1899)
+  saved_study (line 1687) and folder_names (line 1679): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -949,11 +949,13 @@ def tie_row(name, row, view):
     return out
 
 
-def audit_brief(rc, full):
-    """One rubric's audit of a match in brief; with its text where it does not agree."""
-    brief = {
-        k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()
-    }
+def audit_brief(rc, full, report):
+    """One rubric's audit of a match in brief, naming the report read under ?rubric=V where one
+    was; with its text where it does not agree."""
+    if report:
+        full["report"] = report
+    keys = "rubric report exit figuresSame figuresCompared checksAgree checksMade".split()
+    brief = {k: full[k] for k in keys if k in full}
     brief["checksFailed"] = [c for c in full["checks"] if not c["agrees"]]
     brief["differs"] = [
         {
@@ -984,7 +986,7 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
     for version in versions[1:] + [None] * (None not in versions):
         reports[version] = rc.read_report(*match.report(version), archive["seats"], version)
     named = [v for v in versions if v is not None] or [None]
-    audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
+    audits = [audit_brief(rc, rc.audit(archive, reports[v]), v and match.address(v)) for v in named]
     agents, metrics, seats_of = archive["seats"], archive["metrics"] or {}, by_trial(seats)
     roster, differences, faults = list(range(1, len(agents) + 1)), [], []
     key = {column: name for column, _, name in TIED["seats.csv"]}.get(metric)  # its card's
@@ -1521,9 +1523,10 @@ def match_lines(matches, fields):
         if "error" in m:
             lines.append("%s: cannot be read: %s" % (where, m["error"]))
         for a in m["audits"]:
+            read = " report?rubric=" if "report" in a else " under "  # the report read, named
             lines.append(
-                where + " under %(rubric)s: figures same %(figuresSame)d of "
-                "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a
+                where + read + "%(rubric)s: figures same %(figuresSame)d of %(figuresCompared)d; "
+                "checks agree %(checksAgree)d of %(checksMade)d" % a
             )
             lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
     if fields:
