@@ -21,51 +21,51 @@ interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS. Under
-  --explain each rule records the terms it computes a figure from by note (line 2112), in the shared
+  --explain each rule records the terms it computes a figure from by note (line 2122), in the shared
   block, into a record of the thread's own; compare_seat (line 1174) reads them back.
-- Sent, and only by Network.get (line 2307), in the shared block, through
-  Network.request (line 2358), Network.exchange (line 2394), Network.connection (line 2424) and
-  ask (line 2453): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2317), in the shared block, through
+  Network.request (line 2368), Network.exchange (line 2404), Network.connection (line 2434) and
+  ask (line 2463): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2619)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2629)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, selectors) imported at a run's first request; urllib.parse where an address is first
-  split, by split (line 2593). One TLS context a run, one kept-alive connection per thread and
+  split, by split (line 2603). One TLS context a run, one kept-alive connection per thread and
   server.
-- The environment read: setting (line 2701), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2679)) and TERM (for
-  progress (line 2200): dumb, no control sequences); proxy_for (line 2619) the proxy variables;
-  Network.connection (line 2424) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2711), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2689)) and TERM (for
+  progress (line 2210): dumb, no control sequences); proxy_for (line 2629) the proxy variables;
+  Network.connection (line 2434) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2141) and Help (line 2999) the terminal's size (COLUMNS, LINES);
-  Parser (line 2970), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2151) and Help (line 3009) the terminal's size (COLUMNS, LINES);
+  Parser (line 2980), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2895) makes DIR (os.makedirs,
+- Written, made, renamed or removed, only under --save: new_copy (line 2905) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2940) writes into it, each write through
-  writing (line 2914) under the lock that a signal takes: export/ and report/ (os.makedirs), the
-  files (open "xb") and saved.json last, then placed (line 2923) makes DIR/<match id> empty
+  it), named for removal before it exists; keep (line 2950) writes into it, each write through
+  writing (line 2924) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2933) makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
-  os.rmdir of that empty one where it fails); discard (line 2933) removes the new folder where the
-  copy is not placed (shutil.rmtree). Besides, start (line 3036) makes stop (line 3065) the handler
+  os.rmdir of that empty one where it fails); discard (line 2943) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 3046) makes stop (line 3075) the handler
   of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
-  escaped and ends every run by finish (line 3074): no thread sends or writes after, every folder
+  escaped and ends every run by finish (line 3084): no thread sends or writes after, every folder
   not placed is removed, then os._exit, nothing torn down that the process's end frees (its status;
   a signal: further ones ignored, the folders removed, only then the line "interrupted", and 128 +
   its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 103) does so
   for those signals.
-- Read, only the files named on the command line and inside them: read_file (line 2719), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2748), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2729), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2758), every file checked
   against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
-  unverified, and its audit's first line says so); folder_names (line 1644), the one that lists a
-  folder's names; release (line 3013) reads this script's own file once, for its sha256. Code
+  unverified, and its audit's first line says so); folder_names (line 1653), the one that lists a
+  folder's names; release (line 3023) reads this script's own file once, for its sha256. Code
   loaded: the standard library's modules only, this script's folder taken off sys.path before the
   first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -77,9 +77,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1623), folder_names (line 1644), folder_holds (line 1652),
-  against_copy (line 1732), sources_for (line 1836), saved_source (line 1887),
-  saved_folders (line 1893), not_a_target (line 1933), download (line 1571) and save (line 1826):
+  saved_match (line 1632), folder_names (line 1653), folder_holds (line 1661),
+  against_copy (line 1741), sources_for (line 1846), saved_source (line 1897),
+  saved_folders (line 1903), not_a_target (line 1943), download (line 1580) and save (line 1836):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -1374,6 +1374,8 @@ def print_audit(result, out, rows=False, batch=False):
     )
     if batch and result["source"] != result["matchId"]:
         put(w, "  read from %s" % text(result["source"]))
+    if result.get("report"):
+        put(w, "  report read: %s" % text(result["report"]))
     if result.get("proxy"):
         put(w, "  read through %s" % result["proxy"])
     if result["rubricReason"]:
@@ -1543,6 +1545,13 @@ class Match:
 
     def report(self, version):
         return self.file(*report_file(version))
+
+    def address(self, version):
+        """The report read under `version`: its address (a saved copy's, as saved.json names it),
+        or its file in a copy laid out as the platform serves it."""
+        if self.folder and self.about is None:
+            return join(self.folder, "report", version + ".json")
+        return (self.about or {}).get("address", self.origin) + "/report?rubric=" + version
 
     def file(self, name, what):
         if self.folder is None:  # a download's: a file not gathered yet, asked for now
@@ -1792,11 +1801,12 @@ def audit_matches(args, old):
             try:
                 rubric = args.rubric or (match.about or {}).get("rubric")  # else its copy's
                 result = dict(audit(*read_match(match, rubric)), source=label)
-                proxy = None if match.folder else through(match.origin)
-                if proxy:  # as a copy's saved.json says it
-                    result["proxy"] = proxy
-                if match.folder:
+                if rubric:  # the report read under ?rubric=V, named even where V is its own
+                    result["report"] = match.address(rubric)
+                if match.folder:  # a copy's line names its proxy, as its saved.json says it
                     result["copy"] = match.line(args.save)
+                elif through(match.origin):
+                    result["proxy"] = through(match.origin)
             finally:
                 kept = save(args, match)
             if kept:

@@ -23,59 +23,59 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a study
   end to end", each formula beside its section number; the appendix at the end holds the fast exact
   sign-flip count, its plain algorithm in its docstring. Under --explain each rule records the terms
-  it computes a figure from by note (line 2161), in the shared block; explain (line 909) reads them
+  it computes a figure from by note (line 2176), in the shared block; explain (line 909) reads them
   back.
-- Sent, and only by Network.get (line 2356), in the shared block, through
-  Network.request (line 2407), Network.exchange (line 2443), Network.connection (line 2473) and
-  ask (line 2502): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2371), in the shared block, through
+  Network.request (line 2422), Network.exchange (line 2458), Network.connection (line 2488) and
+  ask (line 2517): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2668)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2683)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, selectors) imported at a run's first request; urllib.parse where an
-  address is first split, by split (line 2642). One TLS context a run, one kept-alive connection per
+  address is first split, by split (line 2657). One TLS context a run, one kept-alive connection per
   thread and server.
-- The environment read: setting (line 2750), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2728)) and TERM (for
-  progress (line 2249): dumb, no control sequences); proxy_for (line 2668) the proxy variables;
-  Network.connection (line 2473) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2765), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2743)) and TERM (for
+  progress (line 2264): dumb, no control sequences); proxy_for (line 2683) the proxy variables;
+  Network.connection (line 2488) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2190) and Help (line 3048) the terminal's size (COLUMNS, LINES);
-  Parser (line 3019), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2205) and Help (line 3063) the terminal's size (COLUMNS, LINES);
+  Parser (line 3034), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2944) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2959) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 2989) writes into such a folder, each write through writing (line 2963) under
+  exists; keep (line 3004) writes into such a folder, each write through writing (line 2978) under
   the lock that a signal takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2972) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2987) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2982) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3085) makes stop (line 3114)
+  empty one where it fails): each match's copy, then the study's; discard (line 2997) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3100) makes stop (line 3129)
   the handler of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they
-  cannot encode escaped and ends every run by finish (line 3123): no thread sends or writes after,
+  cannot encode escaped and ends every run by finish (line 3138): no thread sends or writes after,
   every folder not placed is removed, then os._exit, nothing torn down that the process's end frees
   (its status; a signal: further ones ignored, the folders removed, only then the line
   "interrupted", and 128 + its number: 130, 143, 129; a closed pipe: 141); while the script loads,
-  ended (line 112) does so for those signals. _records (line 1323) sets the csv module's field size
+  ended (line 112) does so for those signals. _records (line 1331) sets the csv module's field size
   limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2768), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2797), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2783), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2812), every file checked
   against saved.json; a folder with no saved.json is refused; a file given by --trials, --seats,
-  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3062)
-  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1873)
+  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3077)
+  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1888)
   reads recompute.py from this script's folder once and runs it only where the sha256 of its bytes
   is RECOMPUTE_SHA256, that of the recompute.py released with this script (every byte of it checked,
   none run before; compiled from the bytes checked: no __pycache__ read or written), and names it
-  with its sha256. folder_names (line 1743) lists a folder's names. Code loaded: the standard
+  with its sha256. folder_names (line 1758) lists a folder's names. Code loaded: the standard
   library's modules only, this script's folder taken off sys.path before the first (near the top, as
   python -P does): no module beside the script is imported; and under --matches that recompute.py.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -87,9 +87,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1873) and _records (line 1323) (above), run (line 1923),
-  match_result (line 1152), gather_match (line 1195), Gather (line 1666), audit_study (line 1951)
-  saved_study (line 1751) and folder_names (line 1743): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1888) and _records (line 1331) (above), run (line 1938),
+  match_result (line 1154), gather_match (line 1197), Gather (line 1681), audit_study (line 1966)
+  saved_study (line 1766) and folder_names (line 1758): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -136,7 +136,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "bff4d27b419b2db5fb3f2c7616a0d3680d63ef9c2dc8c6cf14b92bd79aca214c"
+RECOMPUTE_SHA256 = "5fe87bb11926fd2cf73025ef8d069b9735b793d22ebf5df5f2f5936476a6f804"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -1024,11 +1024,13 @@ def tie_row(name, row, view):
     return out
 
 
-def audit_brief(rc, full):
-    """One rubric's audit of a match in brief; with its text where it does not agree."""
-    brief = {
-        k: full[k] for k in "rubric exit figuresSame figuresCompared checksAgree checksMade".split()
-    }
+def audit_brief(rc, full, report):
+    """One rubric's audit of a match in brief, naming the report read under ?rubric=V where one
+    was; with its text where it does not agree."""
+    if report:
+        full["report"] = report
+    keys = "rubric report exit figuresSame figuresCompared checksAgree checksMade".split()
+    brief = {k: full[k] for k in keys if k in full}
     brief["checksFailed"] = [c for c in full["checks"] if not c["agrees"]]
     brief["differs"] = [
         {
@@ -1059,7 +1061,7 @@ def audit_match(rc, mid, trials, seats, metric, match, versions):
     for version in versions[1:] + [None] * (None not in versions):
         reports[version] = rc.read_report(*match.report(version), archive["seats"], version)
     named = [v for v in versions if v is not None] or [None]
-    audits = [audit_brief(rc, rc.audit(archive, reports[v])) for v in named]
+    audits = [audit_brief(rc, rc.audit(archive, reports[v]), v and match.address(v)) for v in named]
     agents, metrics, seats_of = archive["seats"], archive["metrics"] or {}, by_trial(seats)
     roster, differences, faults = list(range(1, len(agents) + 1)), [], []
     key = {column: name for column, _, name in TIED["seats.csv"]}.get(metric)  # its card's
@@ -1247,6 +1249,12 @@ TRIALS, SEATS = (
         r"reputation:decimal aggression:int map_coverage:[0-9]+(\.[0-9]{1,3})? canary",
     )
 )
+# What the csv module's reader meets (its message's first word), said in the file's own terms
+CSV_FAULTS = {
+    "unexpected": "a quoted field opened here is never closed",
+    "new-line": "a carriage return (CR) not followed by a line feed (LF), outside quotes",
+    "','": "text after a quoted field's closing quote (a quote within one is written twice)",
+}
 # A byte not UTF-8 decodes to U+DC80-U+DCFF; a NUL is made U+DC00 (the csv module refuses it on
 # 3.9, unnamed)
 NOT_TEXT = re.compile("[\udc00-\udcff]")
@@ -1340,8 +1348,14 @@ def _records(text, name, columns):
                     )
                 start += len(field) + 1 + (field.count('"') + 2) * quoted
             yield reader.line_num, fields
-    except csv.Error as error:
-        raise Unreadable("%s line %d: not RFC 4180 CSV (%s)" % (name, reader.line_num, error))
+    except csv.Error as error:  # what the reader met, in the file's terms, and the line it is on
+        fault, line = str(error).split()[0], reader.line_num
+        if fault == "unexpected":  # the file ends within a quoted field: the line of the quote
+            # that opened it, the last run of quotes of odd length (within it, they come in pairs)
+            raw = "".join(record)
+            at = max((q.start() for q in re.finditer('"+', raw) if len(q.group()) % 2), default=0)
+            line += raw.count("\n", 0, at) + 1 - len(record)
+        raise Unreadable("%s line %d: %s" % (name, line, CSV_FAULTS.get(fault, error)))
 
 
 def _check_header(header, columns, name):
@@ -1588,9 +1602,10 @@ def match_lines(matches, fields):
         if "error" in m:
             lines.append("%s: cannot be read: %s" % (where, m["error"]))
         for a in m["audits"]:
+            read = " report?rubric=" if "report" in a else " under "  # the report read, named
             lines.append(
-                where + " under %(rubric)s: figures same %(figuresSame)d of "
-                "%(figuresCompared)d; checks agree %(checksAgree)d of %(checksMade)d" % a
+                where + read + "%(rubric)s: figures same %(figuresSame)d of %(figuresCompared)d; "
+                "checks agree %(checksAgree)d of %(checksMade)d" % a
             )
             lines += a["text"].rstrip("\n").split("\n") + [""] if "text" in a else []
     if fields:

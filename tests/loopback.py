@@ -23,6 +23,7 @@ import json
 import re
 import socket
 import ssl
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -129,9 +130,18 @@ class KeptAlive(Handler):
         self.close_connection = self.close_connection or self.server.keepalive == "drop"
 
 
-class Server(ThreadingHTTPServer):
+class Quiet(ThreadingHTTPServer):
+    """A test's server: a client gone mid-answer (a run stopped, a deadline passed, a connection
+    dropped on purpose) is what the tests do, and prints nothing; any other fault its traceback."""
+
     daemon_threads = True
 
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionError, socket.timeout, ssl.SSLError)):
+            super().handle_error(request, client_address)
+
+
+class Server(Quiet):
     def __init__(self, roots, faults, prefix, gzip, limit, rate, tls, keepalive=False):
         super().__init__(("127.0.0.1", 0), KeptAlive if keepalive else Handler)
         self.keepalive, self.connections = keepalive, 0

@@ -348,19 +348,41 @@ def test_csv_bad_quoted_multiline_field_named_by_its_row(rs):
     assert not problems, problems
 
 
-BAD_QUOTING = [
-    ("unclosed quote", lambda d: d.replace(b",control,", b',"control,', 1)),
-    ("quote inside an unquoted field", lambda d: d.replace(b",control,", b',con"trol,', 1)),
-    ("text after a closing quote", lambda d: d.replace(b",control,", b',"control"x,', 1)),
+def on_line(n, **changes):
+    """trials.csv with each old bytes made new on line n (1 the header), once each, in turn."""
+    def change(data):
+        lines = data.split(b"\r\n")
+        for old, new in changes.values():
+            assert old in lines[n - 1]
+            lines[n - 1] = lines[n - 1].replace(old, new, 1)
+        return b"\r\n".join(lines)
+    return change
+
+
+BAD_QUOTING = [  # each named by its line, in the file's own terms (no word of Python's)
+    ("unclosed quote", on_line(5, a=(b",fitness_index,", b',"fitness_index,')), 5,
+     "trials.csv line 5: a quoted field opened here is never closed"),
+    ("unclosed quote on a record's second line",  # the label's field goes on to line 3
+     on_line(2, a=(b",DAISHI", b',"DAISHI'), b=(b",control,", b',"con\ntrol",')), 3,
+     "trials.csv line 3: a quoted field opened here is never closed"),
+    ("quote inside an unquoted field", on_line(4, a=(b",control,", b',con"trol,')), 4,
+     "trials.csv line 4, column arm_label: not RFC 4180 CSV (a quote inside an unquoted field"),
+    ("text after a closing quote", on_line(6, a=(b",control,", b',"control"x,')), 6,
+     "trials.csv line 6: text after a quoted field's closing quote"),
+    ("a lone CR", on_line(7, a=(b",completed,", b",comp\rleted,")), 7,
+     "trials.csv line 7: a carriage return (CR) not followed by a line feed (LF), outside quotes"),
+    ("a lone CR after a quoted field", on_line(3, a=(b",completed,", b',"completed"\rx,')), 3,
+     "trials.csv line 3: a carriage return (CR) not followed by a line feed (LF), outside quotes"),
 ]
 
 
-@pytest.mark.parametrize("name,change", BAD_QUOTING, ids=[b[0] for b in BAD_QUOTING])
-def test_csv_broken_quoting_refused(rs, name, change):
+@pytest.mark.parametrize("name,change,line,says", BAD_QUOTING, ids=[b[0] for b in BAD_QUOTING])
+def test_csv_broken_quoting_refused(rs, name, change, line, says):
     tally("csv")
     o = offline(rs, trials=change(csv_bytes(KIM, "trials.csv")))
-    problems = refusal_problems(o, "trials.csv", [re.compile(r"\bline \d+")])
+    problems = refusal_problems(o, "trials.csv", [line_no(line), says])
     assert not problems, problems
+    assert "newline" not in o.err and "expected" not in o.err and "end of data" not in o.err, o.err
 
 
 NON_UTF8 = [

@@ -9,13 +9,13 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from conftest import FIXTURES, REPO
 from hostile_common import answer, run_child, safe_output_problems
-from loopback import Platform
+from loopback import Platform, Quiet
 
 CLEAN = "m_b0bc344f1eac"       # 1 page, 2 seats
 PAGED = "m_fe8687cb8321"       # 6 pages
@@ -172,8 +172,8 @@ class Forwarding(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def proxy():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Forwarding)
-    server.daemon_threads, server.seen = True, []
+    server = Quiet(("127.0.0.1", 0), Forwarding)
+    server.seen = []
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield server
     server.shutdown()

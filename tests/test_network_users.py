@@ -13,13 +13,13 @@ import subprocess
 import sys
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from conftest import FIXTURES, REPO, load_script
 from hostile_common import answer, in_turn, run_child, run_main, safe_output_problems
-from loopback import Platform
+from loopback import Platform, Quiet
 
 CLEAN = "m_b0bc344f1eac"       # 1 page, 2 seats
 PAGED = "m_fe8687cb8321"       # 6 pages
@@ -305,7 +305,7 @@ class Refusing(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def refusing_proxy():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    server = Quiet(("127.0.0.1", 0), Refusing)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield "127.0.0.1:%d" % server.server_address[1]
     server.shutdown()
@@ -604,3 +604,16 @@ def test_a_wait_for_a_busy_platform_is_shown_on_a_terminal_and_counted(monkeypat
     assert str(over.value) == ("export page 2: the platform was busy (429 Too Many Requests); it asks "
                                "to wait 2 s more, past the 5 s a run waits for a busy platform in "
                                "all (DAISHI_BUSY), after 4 s of waiting: try again later")
+
+
+def test_a_test_server_says_nothing_of_a_client_gone_mid_answer(capfd):
+    """A run stopped or past its deadline leaves the server a closed connection: no traceback for
+    that on a passing run, but one for any other fault of the server's."""
+    with Platform(FIXTURES) as p:
+        for error in (ConnectionResetError(104, "reset"), BrokenPipeError(32, "pipe"), KeyError("x")):
+            try:
+                raise error
+            except Exception:
+                p.httpd.handle_error(None, ("127.0.0.1", 1))
+    err = capfd.readouterr().err
+    assert err.count("Exception occurred during processing of request") == 1 and "KeyError" in err, err

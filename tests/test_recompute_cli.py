@@ -64,6 +64,33 @@ def test_rubric_option_asks_for_the_version(fixtures_platform):
     assert "/api/matches/%s/report?rubric=2.2" % CLEAN in fixtures_platform.requests
 
 
+def test_the_report_read_under_rubric_is_named_even_under_its_own(fixtures_platform, tmp_path):
+    """The report's own rubric is 2.4, yet --rubric 2.4 reads another document (report?rubric=2.4)
+    than none does (report, one cent off): the header names it, in the text and in --json, served,
+    saved (its address, as saved.json names it), and from a folder laid out as served (its file)."""
+    address = fixtures_platform.url + "/api/matches/%s/report?rubric=2.4" % TAMPERED
+    header = "%s  rubric 2.4  engine 0.5.0  188 rounds  5 seats  230 events" % TAMPERED
+    out = run(fixtures_platform, "--rubric", "2.4", TAMPERED)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[:2] == [header, "  report read: " + address]
+    plain = run(fixtures_platform, TAMPERED)
+    assert plain.returncode == 1 and plain.stdout.splitlines()[1].startswith("trade ledger: ")
+    document = json.loads(run(fixtures_platform, "--json", "--rubric", "2.4", TAMPERED).stdout)
+    assert document["matches"][0]["report"] == address
+    assert "report" not in json.loads(run(fixtures_platform, "--json", TAMPERED).stdout)["matches"][0]
+    saved = run(fixtures_platform, "--rubric", "2.4", "--save", tmp_path / "copies", TAMPERED)
+    folder = tmp_path / "copies" / TAMPERED
+    for out, report in [
+        (saved, address),
+        (run_script("recompute.py", folder), address),  # saved under 2.4: so read, as saved.json names it
+        (run_script("recompute.py", "--rubric", "2.4", FIXTURES / "api" / "matches" / TAMPERED),
+         FIXTURES / "api" / "matches" / TAMPERED / "report" / "2.4.json"),
+    ]:
+        assert out.returncode == 0, out.stderr
+        unwrapped = out.stdout.replace(" \\\n    ", " ").replace("\\\n    ", "")  # a long path wraps
+        assert "\n%s\n  report read: %s\n" % (header, report) in unwrapped
+
+
 def test_unknown_rubric_refused_before_any_request(fixtures_platform):
     out = run(fixtures_platform, "--rubric", "3.0", CLEAN)
     assert out.returncode == 2

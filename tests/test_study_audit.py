@@ -95,7 +95,8 @@ def test_fixture_study_audits_clean(fixtures_platform):
     out = run(fixtures_platform, STUDY)
     assert out.returncode == 0, out.stderr
     assert out.stderr == ""
-    assert "\n%s (trial 1 arm 0) under 2.4: figures same 68 of 68; checks agree 68 of 68\n" % M1 in out.stdout
+    # each names the report read: its rows name 2.4, read as report?rubric=2.4 (its own rubric too)
+    assert "\n%s (trial 1 arm 0) report?rubric=2.4: figures same 68 of 68; checks agree 68 of 68\n" % M1 in out.stdout
     assert "\nmatches that recompute: 6 of 6 named\n" in out.stdout
     assert "\nrows that agree with their match's record: trials.csv 6 of 6, seats.csv 24 of 24\n" in out.stdout
     assert "each seat's scores as its match's report published them" not in out.stdout
@@ -158,6 +159,9 @@ def test_a_changed_seats_value_and_a_changed_report_figure_are_caught_by_name(tm
         ("figure", M1, 1, 0, 3, "wealth", 351.51, 351.5),
     }
     assert document["summary"]["rowsAgree"] == {"trials.csv": 6, "seats.csv": 23}
+    report = platform.url + "/api/matches/%s/report?rubric=2.4" % M1  # the report read, named
+    assert document["matches"][0]["audits"][0]["report"] == report
+    assert "\n  report read: %s\n" % report in out.stdout
 
 
 def test_trials_fields_are_tied_too(tmp_path):
@@ -350,7 +354,7 @@ def test_saved_study_re_audits_offline(fixtures_platform, tmp_path):
     assert offline.returncode == 0, offline.stderr
     tail = lambda text: text[text.index("\nmatches that recompute"):]
     assert tail(offline.stdout) == tail(out.stdout)
-    assert offline.stdout.count(" under 2.4: figures same 68 of 68") == 6
+    assert offline.stdout.count(" report?rubric=2.4: figures same 68 of 68") == 6
     again = run(fixtures_platform, STUDY, "--save", saved)
     assert again.returncode == 2 and again.stdout == ""
     assert "is there already" in again.stderr
