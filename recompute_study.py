@@ -23,59 +23,59 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a study
   end to end", each formula beside its section number; the appendix at the end holds the fast exact
   sign-flip count, its plain algorithm in its docstring. Under --explain each rule records the terms
-  it computes a figure from by note (line 2176), in the shared block; explain (line 909) reads them
+  it computes a figure from by note (line 2187), in the shared block; explain (line 920) reads them
   back.
-- Sent, and only by Network.get (line 2371), in the shared block, through
-  Network.request (line 2422), Network.exchange (line 2458), Network.connection (line 2488) and
-  ask (line 2517): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2382), in the shared block, through
+  Network.request (line 2433), Network.exchange (line 2469), Network.connection (line 2499) and
+  ask (line 2528): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2683)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2694)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, selectors) imported at a run's first request; urllib.parse where an
-  address is first split, by split (line 2657). One TLS context a run, one kept-alive connection per
+  address is first split, by split (line 2668). One TLS context a run, one kept-alive connection per
   thread and server.
-- The environment read: setting (line 2765), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2743)) and TERM (for
-  progress (line 2264): dumb, no control sequences); proxy_for (line 2683) the proxy variables;
-  Network.connection (line 2488) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2776), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2754)) and TERM (for
+  progress (line 2275): dumb, no control sequences); proxy_for (line 2694) the proxy variables;
+  Network.connection (line 2499) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2205) and Help (line 3063) the terminal's size (COLUMNS, LINES);
-  Parser (line 3034), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2216) and Help (line 3074) the terminal's size (COLUMNS, LINES);
+  Parser (line 3045), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2959) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2970) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 3004) writes into such a folder, each write through writing (line 2978) under
+  exists; keep (line 3015) writes into such a folder, each write through writing (line 2989) under
   the lock that a signal takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 2987) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 2998) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 2997) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3100) makes stop (line 3129)
+  empty one where it fails): each match's copy, then the study's; discard (line 3008) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3111) makes stop (line 3140)
   the handler of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they
-  cannot encode escaped and ends every run by finish (line 3138): no thread sends or writes after,
+  cannot encode escaped and ends every run by finish (line 3149): no thread sends or writes after,
   every folder not placed is removed, then os._exit, nothing torn down that the process's end frees
   (its status; a signal: further ones ignored, the folders removed, only then the line
   "interrupted", and 128 + its number: 130, 143, 129; a closed pipe: 141); while the script loads,
-  ended (line 112) does so for those signals. _records (line 1331) sets the csv module's field size
+  ended (line 112) does so for those signals. _records (line 1342) sets the csv module's field size
   limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2783), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2812), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2794), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2823), every file checked
   against saved.json; a folder with no saved.json is refused; a file given by --trials, --seats,
-  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3077)
-  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1888)
+  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3088)
+  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1899)
   reads recompute.py from this script's folder once and runs it only where the sha256 of its bytes
   is RECOMPUTE_SHA256, that of the recompute.py released with this script (every byte of it checked,
   none run before; compiled from the bytes checked: no __pycache__ read or written), and names it
-  with its sha256. folder_names (line 1758) lists a folder's names. Code loaded: the standard
+  with its sha256. folder_names (line 1769) lists a folder's names. Code loaded: the standard
   library's modules only, this script's folder taken off sys.path before the first (near the top, as
   python -P does): no module beside the script is imported; and under --matches that recompute.py.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -87,9 +87,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1888) and _records (line 1331) (above), run (line 1938),
-  match_result (line 1154), gather_match (line 1197), Gather (line 1681), audit_study (line 1966)
-  saved_study (line 1766) and folder_names (line 1758): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1899) and _records (line 1342) (above), run (line 1949),
+  match_result (line 1165), gather_match (line 1208), Gather (line 1692), audit_study (line 1977)
+  saved_study (line 1777) and folder_names (line 1769): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -353,11 +353,21 @@ class Comparison:
 def arm_pairs(arm, trials_by_trial, terms):
     """§4.1: comparison `arm`'s pairs (D_t, map, both values in range) in trial order; None where
     a value is ≤ 0 for a log ratio."""
-    pairs = []
+    pairs, left = [], Counter()
     for _, arms in sorted(trials_by_trial.items()):
         control, treated = arms.get(0), arms.get(arm)
         read = treated and treated["pair"] == "in" and treated["in_comparison"] == "true"
         if not (control and read and treated["value"] and control["value"]):
+            if treated:  # a trial of the arm left out, counted by why (--explain)
+                left[
+                    "pair " + treated["pair"]
+                    if treated["pair"] != "in"
+                    else "not in_comparison"
+                    if not read
+                    else "no control row"
+                    if not control
+                    else "no value"
+                ] += 1
             continue
         if control["map_seed"] == "":
             raise Unreadable(
@@ -373,6 +383,7 @@ def arm_pairs(arm, trials_by_trial, terms):
             d = math.floor((math.log(vk) - math.log(v0)) * 10000 + 0.5)
         in_range = control not in terms.outside and treated not in terms.outside
         pairs.append((d, int(control["map_seed"]), in_range))
+    note(("comparison", arm), "n", n=len(pairs), pairs_left_out=+left)
     return pairs
 
 

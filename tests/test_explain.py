@@ -414,3 +414,18 @@ def test_each_tampered_study_names_what_moved(conformance, entry):
     sources = row["derivation"]["sources"]
     assert sources["published"] == ("trials.csv" if kind == "trial" else "profile.json, the card's reading")
     assert row["derivation"]["terms"]
+
+
+def test_a_moved_n_shows_the_trials_left_out_and_why(tmp_path):
+    """n one more than the pairs read: its derivation counts the trials of the arm left out, by
+    the field that left each out."""
+    def out_of_the_comparison(trials):
+        header = trials[0].split(",")
+        row = trials[-1].split(",")  # trial 3, arm 1
+        row[header.index("in_comparison")] = "false"
+        return trials[:-1] + [",".join(row)]
+    write_study(tmp_path, "fixed", reading_changes={"n": 3}, trials_tamper=out_of_the_comparison)
+    document = json.loads(hand_run(tmp_path, "--json").stdout)
+    [row] = [f for f in document["figures"] if f["key"].get("figure") == "n" and "derivation" in f]
+    assert (row["published"], row["recomputed"], row["same"]) == (3, 2, False)
+    assert row["derivation"]["terms"] == {"n": 2, "pairs_left_out": {"not in_comparison": 1}}
