@@ -23,49 +23,49 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS. Under
   --explain each rule records the terms it computes a figure from by note (line 2122), in the shared
   block, into a record of the thread's own; compare_seat (line 1174) reads them back.
-- Sent, and only by Network.get (line 2317), in the shared block, through
-  Network.request (line 2368), Network.exchange (line 2404), Network.connection (line 2434) and
-  ask (line 2463): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2330), in the shared block, through
+  Network.request (line 2381), Network.exchange (line 2417), Network.connection (line 2447) and
+  ask (line 2476): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2629)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2642)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, selectors) imported at a run's first request; urllib.parse where an address is first
-  split, by split (line 2603). One TLS context a run, one kept-alive connection per thread and
+  split, by split (line 2616). One TLS context a run, one kept-alive connection per thread and
   server.
-- The environment read: setting (line 2711), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2689)) and TERM (for
-  progress (line 2210): dumb, no control sequences); proxy_for (line 2629) the proxy variables;
-  Network.connection (line 2434) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2724), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2702)) and TERM (for
+  progress (line 2210): dumb, no control sequences); proxy_for (line 2642) the proxy variables;
+  Network.connection (line 2447) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2151) and Help (line 3009) the terminal's size (COLUMNS, LINES);
-  Parser (line 2980), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2151) and Help (line 3022) the terminal's size (COLUMNS, LINES);
+  Parser (line 2993), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2905) makes DIR (os.makedirs,
+- Written, made, renamed or removed, only under --save: new_copy (line 2918) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2950) writes into it, each write through
-  writing (line 2924) under the lock that a signal takes: export/ and report/ (os.makedirs), the
-  files (open "xb") and saved.json last, then placed (line 2933) makes DIR/<match id> empty
+  it), named for removal before it exists; keep (line 2963) writes into it, each write through
+  writing (line 2937) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2946) makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
-  os.rmdir of that empty one where it fails); discard (line 2943) removes the new folder where the
-  copy is not placed (shutil.rmtree). Besides, start (line 3046) makes stop (line 3075) the handler
+  os.rmdir of that empty one where it fails); discard (line 2956) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 3059) makes stop (line 3088) the handler
   of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
-  escaped and ends every run by finish (line 3084): no thread sends or writes after, every folder
+  escaped and ends every run by finish (line 3097): no thread sends or writes after, every folder
   not placed is removed, then os._exit, nothing torn down that the process's end frees (its status;
   a signal: further ones ignored, the folders removed, only then the line "interrupted", and 128 +
   its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 103) does so
   for those signals.
-- Read, only the files named on the command line and inside them: read_file (line 2729), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2758), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2742), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2771), every file checked
   against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
   unverified, and its audit's first line says so); folder_names (line 1653), the one that lists a
-  folder's names; release (line 3023) reads this script's own file once, for its sha256. Code
+  folder's names; release (line 3036) reads this script's own file once, for its sha256. Code
   loaded: the standard library's modules only, this script's folder taken off sys.path before the
   first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -1045,8 +1045,14 @@ def column(events, key, seats=None):
         return None
 
 
-def read_report(raw, name, seats, version):
+def read_report(raw, name, archive, version):
+    """The report of the archive's match, read under `version` (None: its own rubric)."""
     report = checked(parse_json(raw, name), "object", name)
+    if report.get("matchId") not in (None, archive["id"]):
+        raise Unreadable(
+            "%s.matchId: %s is not the archive's %s"
+            % (name, shown(report["matchId"]), archive["id"])
+        )
     rubric = field(report, "rubricVersion", name)
     if rubric not in RUBRICS:
         raise Unreadable(
@@ -1060,7 +1066,7 @@ def read_report(raw, name, seats, version):
     reason = get(report, "rubricReason", "text", name, None)
     cards = get(report, "scorecards", "list", name)
     if [card.get("agentId") if isinstance(card, dict) else None for card in cards] != [
-        seat["id"] for seat in seats
+        seat["id"] for seat in archive["seats"]
     ]:
         raise Unreadable(
             "%s.scorecards: the seats are not the archive's roster, in roster order" % name
@@ -1068,7 +1074,6 @@ def read_report(raw, name, seats, version):
     return {
         "rubric": rubric,
         "reason": reason,
-        "matchId": report.get("matchId"),
         "cards": [read_card(card, "%s.scorecards[%d]" % (name, i)) for i, card in enumerate(cards)],
     }
 
@@ -1115,12 +1120,7 @@ def read_match(source, version):
         del page  # freed while its objects are in the cache, before the next is parsed
     archive["events"] = archive["log"]["seq"] - 1
     raw, name = source.report(version)
-    report = read_report(raw, name, archive["seats"], version)
-    if report["matchId"] not in (None, mid):
-        raise Unreadable(
-            "%s.matchId: %s is not the archive's %s" % (name, shown(report["matchId"]), mid)
-        )
-    return archive, report
+    return archive, read_report(raw, name, archive, version)
 
 
 # ------------------------------------------------------------- reporting
@@ -2261,7 +2261,7 @@ def parse_json(raw, name, finite=False):
     beyond = []
     whole = partial(whole_number, beyond) if b"0000" in raw[::4].translate(marks) else None
     try:  # C's int() where no long run
-        doc = json.loads(raw.decode("utf-8"), parse_constant=float, parse_int=whole)
+        doc = json.loads(as_text(raw, name), parse_constant=float, parse_int=whole)
         if beyond or finite:  # the first such number's place
             where = place_of(  # None where a key given twice hid it
                 [doc], lambda v: v is beyond or finite and v in (math.inf, -math.inf) or v != v
@@ -2278,6 +2278,19 @@ def parse_json(raw, name, finite=False):
             "%s: %s: not a finite number, nor an integer within 2**53" % (name, one_line(where, 80))
         )
     return doc
+
+
+def as_text(raw, name, errors="strict"):
+    """raw decoded from UTF-8, where the text takes MAX_BYTES of memory at most: one character
+    past U+00FF makes each take 2 bytes, one past U+FFFF 4 (bounded memory, whatever a file holds)."""
+    if len(raw) > MAX_BYTES // 4 and not raw.isascii():
+        width = 4 if max(raw) >= 0xF0 else 2 if max(raw) >= 0xC4 else 1
+        if len(raw) * width > MAX_BYTES:
+            raise Unreadable(
+                "%s: more than %d bytes once decoded (%d bytes a character): not a record this "
+                "script reads" % (name, MAX_BYTES, width)
+            )
+    return raw.decode("utf-8", errors)
 
 
 def whole_number(beyond, digits):

@@ -485,3 +485,53 @@ def surface(script):
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_the_trust_surface_stays_within_500_lines(script):
     assert 300 < surface(script) <= 500, surface(script)
+
+
+# ---------------------------------------------------------------- memory, whatever a file holds
+
+def test_a_wide_character_cannot_make_a_files_text_outgrow_the_cap(monkeypatch):
+    """One character past U+FFFF makes every character of a str take 4 bytes: a file whose text
+    would pass MAX_BYTES so is refused before it is decoded; one that fits is read."""
+    from conftest import load_script
+    rc = load_script("recompute")
+    monkeypatch.setattr(rc, "MAX_BYTES", 4096)
+    wide = json.dumps({"a": "x" * 1100 + "\U0001F600"}, ensure_ascii=False).encode()
+    with pytest.raises(rc.Unreadable, match=r"page: more than 4096 bytes once decoded \(4 bytes a character\)"):
+        rc.parse_json(wide, "page")
+    two = json.dumps({"a": "x" * 2100 + "\u0101"}, ensure_ascii=False).encode()
+    with pytest.raises(rc.Unreadable, match=r"more than 4096 bytes once decoded \(2 bytes a character\)"):
+        rc.parse_json(two, "page")
+    assert rc.parse_json(json.dumps({"a": "x" * 3000 + "\u00e9"}, ensure_ascii=False).encode(), "page")["a"][-1] == "é"
+    assert rc.parse_json(b'{"a": "' + b"x" * 4000 + b'"}', "page")["a"] == "x" * 4000
+
+
+def test_a_csv_field_past_a_third_of_max_bytes_is_refused_as_it_is_read(tmp_path):
+    """Its copies (the line, the record, the field) would pass the memory bound: refused; one of
+    20 MiB is read (tests/test_hostile_study.py)."""
+    study_dir = FIXTURES / KIM[1:]
+    lines = (study_dir / "seats.csv").read_bytes().split(b"\n")
+    header = lines[0].split(b",")
+    row = lines[1].split(b",")
+    row[header.index(b"name")] = b"A" * (22 << 20)
+    (tmp_path / "seats.csv").write_bytes(b"\n".join([lines[0], b",".join(row)] + lines[2:]))
+    out = run([REPO / "recompute_study.py", "https://daishi.ai" + KIM, "--trials", study_dir / "trials.csv",
+               "--seats", tmp_path / "seats.csv", "--page", FIXTURES / "u" / "kim.json"])
+    assert out.returncode == 2 and out.stdout == "", out.stderr
+    assert out.stderr == ("recompute_study.py: cannot read the study: seats.csv line 2: field larger than field "
+                          "limit (22369621)\n")
+
+
+def test_under_matches_a_report_of_another_match_is_that_matchs_fault(tmp_path):
+    root = tmp_path / "platform"
+    shutil.copytree(FIXTURES, root)
+    report = root / "api" / "matches" / "m_7ec03a773300" / "report.json"
+    document = json.loads(report.read_text())
+    document["matchId"] = "m_000000000000"
+    report.write_text(json.dumps(document))
+    with Platform(root) as p:
+        child = run_child("recompute_study.py", [p.url + LINKED, "--matches", "--json"], tmp_path, timeout=5)
+    assert not safe_output_problems(child, 2), safe_output_problems(child, 2)
+    matches = {m["match"]: m for m in json.loads(child.out)["matches"]}
+    assert matches["m_7ec03a773300"]["exit"] == 2
+    assert 'report.matchId: "m_000000000000" is not the archive\'s m_7ec03a773300' in matches["m_7ec03a773300"]["error"]
+    assert sorted(m["exit"] for m in matches.values()) == [0, 0, 0, 0, 0, 2]

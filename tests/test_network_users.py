@@ -478,7 +478,7 @@ def test_a_download_hands_the_reader_each_page_as_it_asks_and_keeps_none():
     assert asked == ["/api/matches/%s/export?page=1" % PAGED] and sorted(match.files) == ["export/1.json"]
     assert later == ["/api/matches/%s/export?page=%d" % (PAGED, n) for n in range(2, 7)] + [
         "/api/matches/%s/report" % PAGED]
-    assert archive["id"] == PAGED and report["matchId"] in (None, PAGED)
+    assert archive["id"] == PAGED and report["rubric"] == "2.4"
 
 
 def test_pages_of_50_mb_each_are_refused_past_the_copy_cap(tmp_path):
