@@ -15,57 +15,58 @@ recomputed one, and check the archive's metrics, ledger and exploration blocks a
 events. Options: --base URL, --rubric V, --save DIR, --against OLD, --all, --json, --explain
 (--help).
 Exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
-the record changed; 2 a record cannot be read (or the platform was busy, or a usage error); 130
-interrupted; 141 stdout closed. Python 3.9 or later, standard library only.
+the record changed; 2 a record cannot be read (or the platform was busy, or a usage error); 130,
+143, 129 interrupted (Ctrl-C, SIGTERM, SIGHUP); 141 stdout closed. Python 3.9 or later, standard
+library only.
 
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: rubric.md, in its order, from "§1 arithmetic" to "§12 checks of the blocks", each
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS. Under
-  --explain each rule records the terms it computes a figure from by note (line 2122), in the shared
-  block, into a record of the thread's own; compare_seat (line 1174) reads them back.
-- Sent, and only by Network.get (line 2330), in the shared block, through
-  Network.request (line 2381), Network.exchange (line 2417), Network.connection (line 2447) and
-  ask (line 2476): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+  --explain each rule records the terms it computes a figure from by note (line 2123), in the shared
+  block, into a record of the thread's own; compare_seat (line 1175) reads them back.
+- Sent, and only by Network.get (line 2331), in the shared block, through
+  Network.request (line 2382), Network.exchange (line 2418), Network.connection (line 2448) and
+  ask (line 2477): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2642)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2643)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, selectors) imported at a run's first request; urllib.parse where an address is first
-  split, by split (line 2616). One TLS context a run, one kept-alive connection per thread and
+  split, by split (line 2617). One TLS context a run, one kept-alive connection per thread and
   server.
-- The environment read: setting (line 2724), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2702)) and TERM (for
-  progress (line 2210): dumb, no control sequences); proxy_for (line 2642) the proxy variables;
-  Network.connection (line 2447) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2725), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2703)) and TERM (for
+  progress (line 2211): dumb, no control sequences); proxy_for (line 2643) the proxy variables;
+  Network.connection (line 2448) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2151) and Help (line 3022) the terminal's size (COLUMNS, LINES);
-  Parser (line 2993), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2152) and Help (line 3023) the terminal's size (COLUMNS, LINES);
+  Parser (line 2994), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2918) makes DIR (os.makedirs,
+- Written, made, renamed or removed, only under --save: new_copy (line 2919) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2963) writes into it, each write through
-  writing (line 2937) under the lock that a signal takes: export/ and report/ (os.makedirs), the
-  files (open "xb") and saved.json last, then placed (line 2946) makes DIR/<match id> empty
+  it), named for removal before it exists; keep (line 2964) writes into it, each write through
+  writing (line 2938) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2947) makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
-  os.rmdir of that empty one where it fails); discard (line 2956) removes the new folder where the
-  copy is not placed (shutil.rmtree). Besides, start (line 3059) makes stop (line 3088) the handler
+  os.rmdir of that empty one where it fails); discard (line 2957) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 3060) makes stop (line 3089) the handler
   of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
-  escaped and ends every run by finish (line 3097): no thread sends or writes after, every folder
+  escaped and ends every run by finish (line 3098): no thread sends or writes after, every folder
   not placed is removed, then os._exit, nothing torn down that the process's end frees (its status;
   a signal: further ones ignored, the folders removed, only then the line "interrupted", and 128 +
-  its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 103) does so
+  its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 104) does so
   for those signals.
-- Read, only the files named on the command line and inside them: read_file (line 2742), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2771), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2743), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2772), every file checked
   against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
-  unverified, and its audit's first line says so); folder_names (line 1653), the one that lists a
-  folder's names; release (line 3036) reads this script's own file once, for its sha256. Code
+  unverified, and its audit's first line says so); folder_names (line 1654), the one that lists a
+  folder's names; release (line 3037) reads this script's own file once, for its sha256. Code
   loaded: the standard library's modules only, this script's folder taken off sys.path before the
   first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -77,9 +78,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute.py
   and each stands in the shared block, in the lines before "--- constants", or in one of:
-  saved_match (line 1632), folder_names (line 1653), folder_holds (line 1661),
-  against_copy (line 1741), sources_for (line 1846), saved_source (line 1897),
-  saved_folders (line 1903), not_a_target (line 1943), download (line 1580) and save (line 1836):
+  saved_match (line 1633), folder_names (line 1654), folder_holds (line 1662),
+  against_copy (line 1742), sources_for (line 1847), saved_source (line 1898),
+  saved_folders (line 1904), not_a_target (line 1944), download (line 1581) and save (line 1837):
   whether a name is a folder or a file (os.path's isdir, lexists, realpath), or a call of the
   shared block's Network.get (download), new_copy and keep (save) or read_file (saved_match),
   nothing else.
@@ -1685,7 +1686,7 @@ DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
 
 exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 (--against) the record changed; 2 a record cannot be read, the platform busy, or a usage error;
-130 interrupted; 141 stdout closed"""
+130, 143, 129 interrupted (Ctrl-C, SIGTERM, SIGHUP); 141 stdout closed"""
 
 
 def parse_args(argv):
@@ -2282,7 +2283,7 @@ def parse_json(raw, name, finite=False):
 
 def as_text(raw, name, errors="strict"):
     """raw decoded from UTF-8, where the text takes MAX_BYTES of memory at most: one character
-    past U+00FF makes each take 2 bytes, one past U+FFFF 4 (bounded memory, whatever a file holds)."""
+    past U+00FF makes each take 2 bytes, one past U+FFFF 4 (memory bounded whatever a file holds)."""
     if len(raw) > MAX_BYTES // 4 and not raw.isascii():
         width = 4 if max(raw) >= 0xF0 else 2 if max(raw) >= 0xC4 else 1
         if len(raw) * width > MAX_BYTES:

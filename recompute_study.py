@@ -17,65 +17,66 @@ Exit status: 0 every figure matches and every check agrees; 1 a figure differs, 
 --against finds a change; 2 the study cannot be read (still playing, no such study or a run set,
 no reading or recipe, a network failure or the platform busy, a file not of the documented
 form), a figure not recomputed (an exact sign-flip count over its memory cap), or an option
-cannot be used; 130 Ctrl-C; 141 stdout closed. Python 3.9+, stdlib only.
+cannot be used; 130, 143, 129 Ctrl-C, SIGTERM, SIGHUP; 141 stdout closed. Python 3.9+, stdlib
+only.
 
 An audit guide. The data moves one way: gather, read, recompute, report, keep.
 - The rules: study.md, in its order, from "arithmetic" and "§3 each trial's value" to "§8 a study
   end to end", each formula beside its section number; the appendix at the end holds the fast exact
   sign-flip count, its plain algorithm in its docstring. Under --explain each rule records the terms
-  it computes a figure from by note (line 2188), in the shared block; explain (line 920) reads them
+  it computes a figure from by note (line 2189), in the shared block; explain (line 921) reads them
   back.
-- Sent, and only by Network.get (line 2396), in the shared block, through
-  Network.request (line 2447), Network.exchange (line 2483), Network.connection (line 2513) and
-  ask (line 2542): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2397), in the shared block, through
+  Network.request (line 2448), Network.exchange (line 2484), Network.connection (line 2514) and
+  ask (line 2543): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2708)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2709)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, selectors) imported at a run's first request; urllib.parse where an
-  address is first split, by split (line 2682). One TLS context a run, one kept-alive connection per
+  address is first split, by split (line 2683). One TLS context a run, one kept-alive connection per
   thread and server.
-- The environment read: setting (line 2790), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2768)) and TERM (for
-  progress (line 2276): dumb, no control sequences); proxy_for (line 2708) the proxy variables;
-  Network.connection (line 2513) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2791), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2769)) and TERM (for
+  progress (line 2277): dumb, no control sequences); proxy_for (line 2709) the proxy variables;
+  Network.connection (line 2514) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2217) and Help (line 3088) the terminal's size (COLUMNS, LINES);
-  Parser (line 3059), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2218) and Help (line 3089) the terminal's size (COLUMNS, LINES);
+  Parser (line 3060), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2984) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2985) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 3029) writes into such a folder, each write through writing (line 3003) under
+  exists; keep (line 3030) writes into such a folder, each write through writing (line 3004) under
   the lock that a signal takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 3012) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 3013) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 3022) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3125) makes stop (line 3154)
+  empty one where it fails): each match's copy, then the study's; discard (line 3023) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3126) makes stop (line 3155)
   the handler of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they
-  cannot encode escaped and ends every run by finish (line 3163): no thread sends or writes after,
+  cannot encode escaped and ends every run by finish (line 3164): no thread sends or writes after,
   every folder not placed is removed, then os._exit, nothing torn down that the process's end frees
   (its status; a signal: further ones ignored, the folders removed, only then the line
   "interrupted", and 128 + its number: 130, 143, 129; a closed pipe: 141); while the script loads,
-  ended (line 112) does so for those signals. _records (line 1342) sets the csv module's field size
+  ended (line 113) does so for those signals. _records (line 1343) sets the csv module's field size
   limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2808), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2837), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2809), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2838), every file checked
   against saved.json; a folder with no saved.json is refused; a file given by --trials, --seats,
-  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3102)
-  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1900)
+  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3103)
+  reads this script's own file once, for its sha256. With --matches, load_recompute (line 1901)
   reads recompute.py from this script's folder once and runs it only where the sha256 of its bytes
   is RECOMPUTE_SHA256, that of the recompute.py released with this script (every byte of it checked,
   none run before; compiled from the bytes checked: no __pycache__ read or written), and names it
-  with its sha256. folder_names (line 1770) lists a folder's names. Code loaded: the standard
+  with its sha256. folder_names (line 1771) lists a folder's names. Code loaded: the standard
   library's modules only, this script's folder taken off sys.path before the first (near the top, as
   python -P does): no module beside the script is imported; and under --matches that recompute.py.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -87,9 +88,9 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
       -e 'readinto|^ +import ' \
       -e 'new_copy|writing[(]|read_file[(]|saved_match[(]|download[(]|net[.]get' recompute_study.py
 and each stands in the shared block, in the lines before "--- constants", or in one of:
-  load_recompute (line 1900) and _records (line 1342) (above), run (line 1950),
-  match_result (line 1165), gather_match (line 1208), Gather (line 1693), audit_study (line 1978)
-  saved_study (line 1778) and folder_names (line 1770): whether a name is a folder (os.path's isdir,
+  load_recompute (line 1901) and _records (line 1343) (above), run (line 1951),
+  match_result (line 1166), gather_match (line 1209), Gather (line 1694), audit_study (line 1979)
+  saved_study (line 1779) and folder_names (line 1771): whether a name is a folder (os.path's isdir,
   lexists), or a call of the shared block's read_file, Network.get, new_copy and keep, or of
   recompute.py's saved_match and download, nothing else. Under --matches, recompute.py's own
   functions run in this process too (its shared block replaced by this one): its own guide and
@@ -136,7 +137,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "63f71532bc682a669063724bc524e6537b3b3de555fc2079d12017947b1f63dc"
+RECOMPUTE_SHA256 = "72438adb320f2b7790e52c23596427108cb1b034108545a601c8662c57e17986"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -1837,7 +1838,7 @@ DAISHI_BUSY, seconds a run waits for a busy platform in all (60)
 
 exit status: 0 every figure matches and every check agrees; 1 a figure differs, a check fails or
 --against finds a change; 2 the study cannot be read, a figure not recomputed, the platform busy,
-or a usage error; 130 interrupted; 141 stdout closed"""
+or a usage error; 130, 143, 129 interrupted (Ctrl-C, SIGTERM, SIGHUP); 141 stdout closed"""
 OPTIONS = (
     ("--trials FILE", "read this saved trials.csv instead of the served one"),
     ("--seats FILE", "read this saved seats.csv instead of the served one"),
@@ -2348,7 +2349,7 @@ def parse_json(raw, name, finite=False):
 
 def as_text(raw, name, errors="strict"):
     """raw decoded from UTF-8, where the text takes MAX_BYTES of memory at most: one character
-    past U+00FF makes each take 2 bytes, one past U+FFFF 4 (bounded memory, whatever a file holds)."""
+    past U+00FF makes each take 2 bytes, one past U+FFFF 4 (memory bounded whatever a file holds)."""
     if len(raw) > MAX_BYTES // 4 and not raw.isascii():
         width = 4 if max(raw) >= 0xF0 else 2 if max(raw) >= 0xC4 else 1
         if len(raw) * width > MAX_BYTES:
