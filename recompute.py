@@ -2282,8 +2282,8 @@ def parse_json(raw, name, finite=False):
 
 
 def as_text(raw, name, errors="strict"):
-    """raw decoded from UTF-8, where the text takes MAX_BYTES of memory at most: one character
-    past U+00FF makes each take 2 bytes, one past U+FFFF 4: memory bounded, whatever a file holds."""
+    """raw decoded from UTF-8, where its text takes MAX_BYTES of memory at most, whatever the file
+    holds: one character past U+00FF makes each take 2 bytes, one past U+FFFF 4."""
     if len(raw) > MAX_BYTES // 4 and not raw.isascii():
         width = 4 if max(raw) >= 0xF0 else 2 if max(raw) >= 0xC4 else 1
         if len(raw) * width > MAX_BYTES:

@@ -137,7 +137,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "9cdda29fd97dd304da2772e5daf5a66961e2e225f338826a4c653be13a0a86a8"
+RECOMPUTE_SHA256 = "5e9692570d7a9035665b5c936ff7ae1e00b4fdedefcf0e01d4a3da9ee215a146"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -2348,8 +2348,8 @@ def parse_json(raw, name, finite=False):
 
 
 def as_text(raw, name, errors="strict"):
-    """raw decoded from UTF-8, where the text takes MAX_BYTES of memory at most: one character
-    past U+00FF makes each take 2 bytes, one past U+FFFF 4: memory bounded, whatever a file holds."""
+    """raw decoded from UTF-8, where its text takes MAX_BYTES of memory at most, whatever the file
+    holds: one character past U+00FF makes each take 2 bytes, one past U+FFFF 4."""
     if len(raw) > MAX_BYTES // 4 and not raw.isascii():
         width = 4 if max(raw) >= 0xF0 else 2 if max(raw) >= 0xC4 else 1
         if len(raw) * width > MAX_BYTES:
