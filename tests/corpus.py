@@ -14,7 +14,7 @@ INDEX = Path(__file__).resolve().parent / "corpus_index.json"
 ABSENT = "../shared/conformance is absent: the platform's conformance corpus is not beside this clone"
 # each manifest: its list of cases, and what of each case a test's name or parameters need
 KEPT = {"manifest.json": ("matches", ("id", "label", "expected")),
-        "studies_manifest.json": ("studies", ("id", "address")),
+        "studies_manifest.json": ("studies", ("id", "address", "expectedExit")),
         "linked_manifest.json": ("studies", ("id", "address"))}
 
 
