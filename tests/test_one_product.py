@@ -101,7 +101,7 @@ def test_each_help_is_enough_to_use_its_script():
         out = run_script(script, "--help", env={"COLUMNS": "80"})
         assert out.returncode == 0 and out.stderr == ""
         assert max(len(line) for line in out.stdout.splitlines()) <= 80, script
-        for needed in ("example: python3 " + script, "DAISHI_BASE", "DAISHI_TIMEOUT", "130 interrupted",
+        for needed in ("example: python3 " + script, "DAISHI_BASE", "DAISHI_TIMEOUT", "130, 143, 129 interrupted (Ctrl-C, SIGTERM, SIGHUP)",
                        "141 stdout closed", "exit status: 0 every figure matches"):
             assert needed in " ".join(out.stdout.split()), (script, needed)  # a phrase may wrap
 

@@ -155,10 +155,10 @@ def test_json_errors_and_usage_errors_are_documents():
 def test_help_ends_with_the_exit_codes():
     done = run_script(SCRIPT, "--help")
     assert done.returncode == 0
-    tail = " ".join(done.stdout.split()[-48:])
+    tail = " ".join(done.stdout.split()[-53:])
     assert tail.startswith("exit status") or "exit status: 0 every figure matches" in tail
     assert tail.endswith("2 the study cannot be read, a figure not recomputed, the platform busy, or a usage "
-                         "error; 130 interrupted; 141 stdout closed")
+                         "error; 130, 143, 129 interrupted (Ctrl-C, SIGTERM, SIGHUP); 141 stdout closed")
     assert "--against OLD" in done.stdout and "--all" in done.stdout
 
 
