@@ -24,49 +24,49 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   formula beside its section number; records.md's fields and forms in FIELDS and EVENT_FIELDS. Under
   --explain each rule records the terms it computes a figure from by note (line 2123), in the shared
   block, into a record of the thread's own; compare_seat (line 1175) reads them back.
-- Sent, and only by Network.get (line 2331), in the shared block, through
-  Network.request (line 2382), Network.exchange (line 2418), Network.connection (line 2448) and
-  ask (line 2477): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2329), in the shared block, through
+  Network.request (line 2380), Network.exchange (line 2416), Network.connection (line 2446) and
+  ask (line 2475): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else. Headers: Host,
   User-Agent (recompute.py/VERSION) and Accept-Encoding (gzip), always; Authorization (Basic) where
   that address holds user:password@, in the clear over http://; through a proxy the environment
   names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the system's settings;
-  proxy_for (line 2643)), the whole address to it for an http:// record, a CONNECT for an https://
+  proxy_for (line 2641)), the whole address to it for an http:// record, a CONNECT for an https://
   one, and Proxy-Authorization (Basic) where the proxy's address holds user:password@. A proxy is
   spoken to in plain HTTP whatever its own address's scheme (as urllib does): that
   Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl, urllib.request,
   base64, selectors) imported at a run's first request; urllib.parse where an address is first
-  split, by split (line 2617). One TLS context a run, one kept-alive connection per thread and
+  split, by split (line 2615). One TLS context a run, one kept-alive connection per thread and
   server.
-- The environment read: setting (line 2725), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2703)) and TERM (for
-  progress (line 2211): dumb, no control sequences); proxy_for (line 2643) the proxy variables;
-  Network.connection (line 2448) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2722), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2701)) and TERM (for
+  progress (line 2209): dumb, no control sequences); proxy_for (line 2641) the proxy variables;
+  Network.connection (line 2446) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2152) and Help (line 3023) the terminal's size (COLUMNS, LINES);
-  Parser (line 2994), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2152) and Help (line 3020) the terminal's size (COLUMNS, LINES);
+  Parser (line 2991), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2919) makes DIR (os.makedirs,
+- Written, made, renamed or removed, only under --save: new_copy (line 2916) makes DIR (os.makedirs,
   left in place) and in it a new folder .<match id>.part-<12 hex digits> (os.mkdir; os.urandom names
-  it), named for removal before it exists; keep (line 2964) writes into it, each write through
-  writing (line 2938) under the lock that a signal takes: export/ and report/ (os.makedirs), the
-  files (open "xb") and saved.json last, then placed (line 2947) makes DIR/<match id> empty
+  it), named for removal before it exists; keep (line 2961) writes into it, each write through
+  writing (line 2935) under the lock that a signal takes: export/ and report/ (os.makedirs), the
+  files (open "xb") and saved.json last, then placed (line 2944) makes DIR/<match id> empty
   (os.mkdir: refused where that name is taken) and renames the new folder onto it (os.rename;
-  os.rmdir of that empty one where it fails); discard (line 2957) removes the new folder where the
-  copy is not placed (shutil.rmtree). Besides, start (line 3060) makes stop (line 3089) the handler
+  os.rmdir of that empty one where it fails); discard (line 2954) removes the new folder where the
+  copy is not placed (shutil.rmtree). Besides, start (line 3057) makes stop (line 3086) the handler
   of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they cannot encode
-  escaped and ends every run by finish (line 3098): no thread sends or writes after, every folder
+  escaped and ends every run by finish (line 3095): no thread sends or writes after, every folder
   not placed is removed, then os._exit, nothing torn down that the process's end frees (its status;
   a signal: further ones ignored, the folders removed, only then the line "interrupted", and 128 +
   its number: 130, 143, 129; a closed pipe: 141); while the script loads, ended (line 104) does so
   for those signals.
-- Read, only the files named on the command line and inside them: read_file (line 2743), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2772), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2740), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2769), every file checked
   against saved.json; a folder laid out as the platform serves it, with no saved.json, is read
   unverified, and its audit's first line says so); folder_names (line 1654), the one that lists a
-  folder's names; release (line 3037) reads this script's own file once, for its sha256. Code
+  folder's names; release (line 3034) reads this script's own file once, for its sha256. Code
   loaded: the standard library's modules only, this script's folder taken off sys.path before the
   first (near the top, as python -P does): no module beside the script is imported.
 - The trust surface, in a minute: every line able to touch the machine (the network, files and
@@ -2200,9 +2200,7 @@ def say(line, begin="", end="\n", tty=False):
     with tty, on a terminal only. A line may be twice MAX_SHOWN: it names a record's text cut."""
     try:
         if sys.stderr.isatty() or not tty:
-            sys.stderr.write(
-                begin + one_line(line, 2 * MAX_SHOWN) + end
-            )  # a record's text in it cut
+            sys.stderr.write(begin + one_line(line, 2 * MAX_SHOWN) + end)
             sys.stderr.flush()
     except Exception:  # closed, full, or a write of the main thread's interrupted by a signal
         pass
@@ -2716,9 +2714,8 @@ def settings(option, paced=False):
     net = Network("%s/%s" % (Running.script, Running.version), *seconds, paced=paced)
     env = setting("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
-    base = (
-        option if option is not None else taken(env or DEFAULT_BASE)
-    ).strip()  # main took --base's
+    # --base's credentials were taken out with every argument's (main)
+    base = (option if option is not None else taken(env or DEFAULT_BASE)).strip()
     return base, named, net
 
 

@@ -26,52 +26,52 @@ An audit guide. The data moves one way: gather, read, recompute, report, keep.
   sign-flip count, its plain algorithm in its docstring. Under --explain each rule records the terms
   it computes a figure from by note (line 2189), in the shared block; explain (line 921) reads them
   back.
-- Sent, and only by Network.get (line 2397), in the shared block, through
-  Network.request (line 2448), Network.exchange (line 2484), Network.connection (line 2514) and
-  ask (line 2543): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
+- Sent, and only by Network.get (line 2395), in the shared block, through
+  Network.request (line 2446), Network.exchange (line 2482), Network.connection (line 2512) and
+  ask (line 2541): GET of a record's address, to the server the user named (--base, DAISHI_BASE or
   the address given), a redirect followed only within that server, nothing else; with --matches,
   every match's requests too (recompute.py takes this block). Headers: Host, User-Agent
   (recompute_study.py/VERSION, under --matches too) and Accept-Encoding (gzip), always;
   Authorization (Basic) where that address holds user:password@, in the clear over http://; through
   a proxy the environment names (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, in lower case too, or the
-  system's settings; proxy_for (line 2709)), the whole address to it for an http:// record, a
+  system's settings; proxy_for (line 2707)), the whole address to it for an http:// record, a
   CONNECT for an https:// one, and Proxy-Authorization (Basic) where the proxy's address holds
   user:password@. A proxy is spoken to in plain HTTP whatever its own address's scheme (as urllib
   does): that Proxy-Authorization crosses to it in the clear. Their modules (http.client, ssl,
   urllib.request, base64, selectors) imported at a run's first request; urllib.parse where an
-  address is first split, by split (line 2683). One TLS context a run, one kept-alive connection per
+  address is first split, by split (line 2681). One TLS context a run, one kept-alive connection per
   thread and server.
-- The environment read: setting (line 2791), the one function that reads a variable of its own,
-  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2769)) and TERM (for
-  progress (line 2277): dumb, no control sequences); proxy_for (line 2709) the proxy variables;
-  Network.connection (line 2514) opens connections: socket's DNS look-ups (the resolver's files),
+- The environment read: setting (line 2788), the one function that reads a variable of its own,
+  reads DAISHI_BASE, DAISHI_TIMEOUT, DAISHI_BUSY (for settings (line 2767)) and TERM (for
+  progress (line 2275): dumb, no control sequences); proxy_for (line 2707) the proxy variables;
+  Network.connection (line 2512) opens connections: socket's DNS look-ups (the resolver's files),
   and ssl's default context, which reads the CA bundle (SSL_CERT_FILE, SSL_CERT_DIR), OpenSSL's
   configuration (OPENSSL_CONF) and SSLKEYLOGFILE (where it is set, ssl writes each connection's TLS
   secrets to the file it names); urllib's proxies ignore HTTP_PROXY where REQUEST_METHOD is set (as
-  under CGI); terminal_width (line 2218) and Help (line 3089) the terminal's size (COLUMNS, LINES);
-  Parser (line 3060), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
+  under CGI); terminal_width (line 2218) and Help (line 3086) the terminal's size (COLUMNS, LINES);
+  Parser (line 3057), through argparse's gettext, the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG:
   the language of argparse's own words, from the interpreter's translations).
-- Written, made, renamed or removed, only under --save: new_copy (line 2985) makes DIR's parent
+- Written, made, renamed or removed, only under --save: new_copy (line 2982) makes DIR's parent
   folders (os.makedirs, before anything is downloaded, left in place) and a new folder
   .NAME.part-<12 hex digits> beside DIR (os.mkdir; os.urandom names it; under --matches one inside
   it beside each match's folder, from the thread that gathers it), named for removal before it
-  exists; keep (line 3030) writes into such a folder, each write through writing (line 3004) under
+  exists; keep (line 3027) writes into such a folder, each write through writing (line 3001) under
   the lock that a signal takes: export/ and report/ (os.makedirs), the files (open "xb") and
-  saved.json last, then placed (line 3013) makes the copy's name as an empty folder (os.mkdir:
+  saved.json last, then placed (line 3010) makes the copy's name as an empty folder (os.mkdir:
   refused where that name is taken) and renames the new folder onto it (os.rename; os.rmdir of the
-  empty one where it fails): each match's copy, then the study's; discard (line 3023) removes a new
-  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3126) makes stop (line 3155)
+  empty one where it fails): each match's copy, then the study's; discard (line 3020) removes a new
+  folder whose copy is not placed (shutil.rmtree). Besides, start (line 3123) makes stop (line 3152)
   the handler of SIGINT, SIGTERM and SIGHUP (signal.signal), makes both streams write what they
-  cannot encode escaped and ends every run by finish (line 3164): no thread sends or writes after,
+  cannot encode escaped and ends every run by finish (line 3161): no thread sends or writes after,
   every folder not placed is removed, then os._exit, nothing torn down that the process's end frees
   (its status; a signal: further ones ignored, the folders removed, only then the line
   "interrupted", and 128 + its number: 130, 143, 129; a closed pipe: 141); while the script loads,
   ended (line 113) does so for those signals. _records (line 1343) sets the csv module's field size
   limit for the process (csv.field_size_limit).
-- Read, only the files named on the command line and inside them: read_file (line 2809), the one
-  function that reads a file's bytes (a saved copy through read_copy (line 2838), every file checked
+- Read, only the files named on the command line and inside them: read_file (line 2806), the one
+  function that reads a file's bytes (a saved copy through read_copy (line 2835), every file checked
   against saved.json; a folder with no saved.json is refused; a file given by --trials, --seats,
-  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3103)
+  --page or --recipe is read as given, unverified, and never kept by --save); release (line 3100)
   reads this script's own file once, for its sha256. With --matches, load_recompute (line 1901)
   reads recompute.py from this script's folder once and runs it only where the sha256 of its bytes
   is RECOMPUTE_SHA256, that of the recompute.py released with this script (every byte of it checked,
@@ -137,7 +137,7 @@ from statistics import NormalDist
 # --- constants
 SCRIPT, VERSION = "recompute_study.py", "3.1"  # in User-Agent, saved.json, errors
 # the sha256 of the recompute.py released with this script: the one --matches runs
-RECOMPUTE_SHA256 = "5e9692570d7a9035665b5c936ff7ae1e00b4fdedefcf0e01d4a3da9ee215a146"
+RECOMPUTE_SHA256 = "53a908393997a875a9ff3943c5da5a8f200b8dd68066f21dd1dee516eb699214"
 MATCH_ID = re.compile(r"m_[0-9a-f]{12}\Z")
 CANARY = "DAISHI-CANARY 7f3c2a90-5b1e-4d6a-9c8e-2e4b1f0a6d35 do not train on this row"
 EXACT_DIGITS = 15  # a double holds every integer of 15 digits; the platform writes none longer
@@ -2266,9 +2266,7 @@ def say(line, begin="", end="\n", tty=False):
     with tty, on a terminal only. A line may be twice MAX_SHOWN: it names a record's text cut."""
     try:
         if sys.stderr.isatty() or not tty:
-            sys.stderr.write(
-                begin + one_line(line, 2 * MAX_SHOWN) + end
-            )  # a record's text in it cut
+            sys.stderr.write(begin + one_line(line, 2 * MAX_SHOWN) + end)
             sys.stderr.flush()
     except Exception:  # closed, full, or a write of the main thread's interrupted by a signal
         pass
@@ -2782,9 +2780,8 @@ def settings(option, paced=False):
     net = Network("%s/%s" % (Running.script, Running.version), *seconds, paced=paced)
     env = setting("DAISHI_BASE")
     named = "--base" if option is not None else "DAISHI_BASE" if env else "default"
-    base = (
-        option if option is not None else taken(env or DEFAULT_BASE)
-    ).strip()  # main took --base's
+    # --base's credentials were taken out with every argument's (main)
+    base = (option if option is not None else taken(env or DEFAULT_BASE)).strip()
     return base, named, net
 
 
