@@ -138,19 +138,28 @@ def test_each_signal_is_one_line_its_exit_and_nothing_left(tmp_path, stop, signu
     assert os.listdir(tmp_path) == [], files_under(tmp_path)
 
 
+HUNG = "/api/matches/m_4be7ac37a1d7/report"
+
+
+def saving_study(p, tmp_path, stderr):
+    """recompute_study.py --matches --jobs 16 --save, its stderr the pipe's end given (closed here
+    once the child has it), once it has asked for the report that hangs."""
+    child = subprocess.Popen([sys.executable, str(REPO / "recompute_study.py"), p.url + LINKED, "--matches",
+                              "--jobs", "16", "--save", str(tmp_path / "s")],
+                             stdout=subprocess.DEVNULL, stderr=stderr, env=env(DAISHI_TIMEOUT="50"))
+    os.close(stderr)
+    deadline = time.monotonic() + 30
+    while not any(HUNG in r for r in p.requests) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return child
+
+
 @pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_second_signal_while_the_first_removes_stops_nothing(tmp_path, stop, second):
-    """The removal of what was begun runs to its end whatever signal comes meanwhile (here: one
-    while rmtree runs over many files, held slow by a stderr nobody reads yet)."""
+    """The removal of what was begun runs to its end whatever signal comes meanwhile."""
     read, write = os.pipe()
-    with Platform(FIXTURES, faults=hang_after(stop, "/api/matches/m_4be7ac37a1d7/report")) as p:
-        child = subprocess.Popen([sys.executable, str(REPO / "recompute_study.py"), p.url + LINKED, "--matches",
-                                  "--jobs", "16", "--save", str(tmp_path / "s")],
-                                 stdout=subprocess.DEVNULL, stderr=write, env=env(DAISHI_TIMEOUT="50"))
-        os.close(write)
-        deadline = time.monotonic() + 30
-        while not any("m_4be7ac37a1d7/report" in r for r in p.requests) and time.monotonic() < deadline:
-            time.sleep(0.02)
+    with Platform(FIXTURES, faults=hang_after(stop, HUNG)) as p:
+        child = saving_study(p, tmp_path, write)
         time.sleep(0.3)
         for signum in (signal.SIGINT, second, second, signal.SIGINT):
             child.send_signal(signum)
@@ -166,23 +175,15 @@ def test_a_stderr_nobody_reads_holds_nothing_back(tmp_path, stop):
     """stderr a full pipe (a paused pager): the signal stops every request and removes every
     folder before the line is written; the run then waits to write it, and ends 130 once read."""
     read, write = os.pipe()
-    os.set_blocking(write, True)
-    filler = b"x" * 65536
     os.set_blocking(write, False)
     try:
         while True:
-            os.write(write, filler)
+            os.write(write, b"x" * 65536)
     except BlockingIOError:
         pass
     os.set_blocking(write, True)
-    with Platform(FIXTURES, faults=hang_after(stop, "/api/matches/m_4be7ac37a1d7/report")) as p:
-        child = subprocess.Popen([sys.executable, str(REPO / "recompute_study.py"), p.url + LINKED, "--matches",
-                                  "--jobs", "16", "--save", str(tmp_path / "s")],
-                                 stdout=subprocess.DEVNULL, stderr=write, env=env(DAISHI_TIMEOUT="50"))
-        os.close(write)
-        deadline = time.monotonic() + 30
-        while not any("m_4be7ac37a1d7/report" in r for r in p.requests) and time.monotonic() < deadline:
-            time.sleep(0.02)
+    with Platform(FIXTURES, faults=hang_after(stop, HUNG)) as p:
+        child = saving_study(p, tmp_path, write)
         child.send_signal(signal.SIGINT)
         time.sleep(1)
         asked, left = len(p.requests), os.listdir(tmp_path)
