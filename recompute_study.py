@@ -3179,15 +3179,14 @@ Running.script, Running.version = SCRIPT, VERSION
 # ------------------------------------------------------- appendix: the exact sign-flip test, fast
 SPLITMIX_CHUNK = 4096  # draws per packed integer: small enough to stay in cache
 SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: cache-sized
-# the packed counts, at most: with the allocator's slack, under 256 MB
-SIGN_FLIP_MAX_BYTES = 140 * 2**20
-SIGN_FLIP_ENCLOSE_FROM = (
-    128  # non-zero pairs: from here p is first enclosed (below, counted at once)
-)
-# each enclosure's bytes a slot and Z (tails < e**-2Z cut), the finest first; the last two, for a
-# range so wide (a card's, in thousandths: differences up to 2,000,000) that the others pass the
-# cap: 4-byte slots and tails under e**-20 enclose p within about 2e-6, 5-byte ones far closer
-SIGN_FLIP_LEVELS = ((6, 14), (8, 24), (16, 40), (4, 10), (5, 11))
+# the packed counts, at most: with the allocator's slack and the rest of a run, under 200 MiB
+SIGN_FLIP_MAX_BYTES = 120 * 2**20
+# non-zero pairs: from here p is first enclosed (below, counted at once)
+SIGN_FLIP_ENCLOSE_FROM = 128
+# each enclosure's bytes a slot and Z (a sum is cut where at most e**-2Z of the sign vectors can
+# pass it), the coarsest first: at 500 pairs 4-byte slots enclose p within about 2e-6, 5 within
+# 2e-8, 6 within 2e-9 (at 100 pairs: 3e-7, 4e-9, 4e-10)
+SIGN_FLIP_LEVELS = ((4, 11), (5, 12), (6, 13), (8, 24), (16, 40))
 SIGN_FLIP_FLOOR_EVERY = 3  # items between floors: the bits of headroom a slot keeps
 PROGRESS_AFTER = 3  # seconds a count runs before a terminal is shown how far it has come
 
@@ -3229,15 +3228,15 @@ def sign_flip_p(diffs, alpha):
     """§4.5's p as (Fraction, how): how None for the exact count; "bound" where Hoeffding's bound
     2·exp(−S1² ÷ (2·Σ D_t²)) is below 0.00005 and alpha (it fixes the printed p and the verdict);
     "enclosed" where an enclosure [lo, hi] of sign_flip_count, each level finer, prints alike on
-    one side of alpha (lo); else why not: the exact count over its cap, p within ~1e-9 of a
-    4-place edge or alpha."""
+    one side of alpha (lo); else why not: the exact count over its cap, and where an enclosure
+    fitted, p within it across alpha or a 4-place edge."""
     s1, s2 = sum(diffs), sum(d * d for d in diffs)  # integers: exact
     if s2:
         bound = 2 * math.exp(-(s1 * s1) / (2 * s2)) * (1 + 1e-9)  # the margin covers exp's rounding
         if bound < 0.00005 * (1 - 1e-9) and bound < alpha:  # below it p prints 0.0000
             return Fraction(max(bound, 2.0**-1074)), "bound"
-    # counted at once, where the count fits
-    few = len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM
+    # counted at once, where the count fits; then the enclosures, coarsest first
+    few, near = len(diffs) - diffs.count(0) < SIGN_FLIP_ENCLOSE_FROM, ""
     for level in (None,) * few + SIGN_FLIP_LEVELS * bool(s1) + (None,):
         ends = sign_flip_count(diffs, level)
         if isinstance(ends, str):  # over the cap: the next level, or (the last) why not
@@ -3246,58 +3245,81 @@ def sign_flip_p(diffs, alpha):
             return Fraction(ends, 1 << len(diffs)), None
         if len({(print_figure(float(end), 4), end <= Fraction(alpha)) for end in ends}) == 1:
             return ends[0], "enclosed"
-    return None, ends
+        near = "; p within %.9f to %.9f, across alpha or a 4-place rounding edge" % ends
+    return None, ends + near
 
 
 def sign_flip_count(diffs, level=None):
     """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi]
     holding that count ÷ 2**n; or why not counted. Plain: a subset of sum x given + has
-    Σ s_t|D_t| = 2x − A (A = Σ|D_t|), so the count is twice (the tails mirror) the subsets of sum
-    x ≤ c = (A − |S1|) ÷ 2: count c[x] from c = [1] and c ← c + (c shifted by |D_t|) for each t,
-    then sum c[0..c]. Fast: _count_at_most."""
+    Σ s_t|D_t| = 2x − A (A = Σ|D_t|), so the count is 2**n less those with c < x < A − c,
+    c = (A − |S1|) ÷ 2 (times 2 for each D_t that is 0): count c[x] from c = [1] and
+    c ← c + (c shifted by |D_t|) for each t, then sum c[c + 1 .. A − c − 1]. Fast: _count_inside."""
     n, s1 = len(diffs), sum(diffs)
     if s1 == 0:
         return 1 << n
     common = math.gcd(*diffs)
     sizes = sorted(abs(d) // common for d in diffs if d)
+    m, s = len(sizes), abs(s1) // common
+    c = (sum(sizes) - s) // 2
     # exact: never floored
-    slot_bytes, z = level or ((len(sizes) + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)
-    # The plan: after every SIGN_FLIP_FLOOR_EVERY-th item and the last, (items, their sum A_j,
-    # lowest x kept, highest x kept), x ≤ c; with a Z, not the tails Hoeffding's inequality puts
-    # under e**(−2Z): x < A_j ÷ 2 − t (t² > Z·Σ a² of the items so far) and
-    # x > c − (A − A_j) ÷ 2 + t' (t'² > Z·Σ a² of the rest, which lifts x).
-    total, squares, reach, square, plan = sum(sizes), sum(a * a for a in sizes), 0, 0, []
-    c = (total - abs(s1) // common) // 2
+    slot_bytes, z = level or ((m + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)
+    # The plan: after every SIGN_FLIP_FLOOR_EVERY-th item and the last, [items, their sum A_j,
+    # lowest x kept]; the last keeps only c < x. The table runs to the next point's centre.
+    squares, reach, square, plan = sum(a * a for a in sizes), 0, 0, []
     for j, a in enumerate(sizes, 1):
         reach, square = reach + a, square + a * a
-        if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == len(sizes):
-            t, u = (math.isqrt(z * v) + 1 if z else total + 1 for v in (square, squares - square))
-            plan.append(
-                (j, reach, (reach - 2 * t + 1) // 2, min(c, c + (2 * u - total + reach) // 2))
-            )
-    peak = slot_bytes * max(
-        min(high + b - a, b) - max(low, 0) + 1  # a table's slots, before each cut
-        for (_, a, low, high), (_, b, _, _) in zip([(0,) * 4] + plan, plan)
-    )
+        if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == m:
+            plan.append([j, reach, max(0, (reach - _cut(square, squares, s, z) + 1) // 2)])
+    plan[-1][2] = max(plan[-1][2], c + 1)
+    peak = slot_bytes * max([plan[0][1]] + [b[1] // 2 - a[2] for a, b in zip(plan, plan[1:])])
     if peak > SIGN_FLIP_MAX_BYTES:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
-    low, slack = _count_at_most(sizes, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
+    inside, slack = _count_inside(sizes, c, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
+    outside = (1 << m) - inside
     if level is None:
-        return (2 * low) << (n - len(sizes))
-    return Fraction(low, 1 << len(sizes) - 1), Fraction(low + slack, 1 << len(sizes) - 1)
+        return outside << n - m
+    return Fraction(outside - slack, 1 << m), Fraction(outside, 1 << m)
 
 
-def _count_at_most(sizes, plan, slot_bytes, r, z):
-    """(lo, slack): between lo and lo + slack subsets of `sizes` sum to at most plan's last x
-    kept. Packed: c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r)
-    from row k0 on; an item q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). At each of
-    plan's points the rows outside its window go (a cut tail adds its bound 2**m·e**(−2Z) to
-    slack, the top ones once: a subset is cut once), and counts that could outgrow their slot by
-    the next point lose low bits (under a new unit a slot)."""
+def _cut(square, squares, s, z):
+    """2τ: of the sums of the first items (their Σ a² = square) those more than τ below the
+    centre go. A subset cut there ends with |Σ s_t D_t| < |S1| only if the first items fall τ
+    below their mean and the rest (Σ a² = squares − square) rise τ − |S1|/2 above theirs; by
+    Hoeffding's inequality, at most a share exp(−2τ² ÷ square − 2(τ − |S1|/2)² ÷ rest) ≤ e**−2Z
+    of the sign vectors does (the least such τ, rounded up). Exact (no Z): none go
+    (square ≥ A_j)."""
+    if z is None:
+        return square
+    v = 4 * z * square
+    if v <= s * s:  # the first factor alone
+        return math.isqrt(v) + 1
+    root = math.isqrt(square * (squares - square) * (4 * z * squares - s * s))
+    return (s * square + root + squares) // squares
+
+
+# Why [lo, lo + slack] holds the count: the counts kept are those of the subsets whose sums at
+# every point so far lay within [b, A_j − b] (b the row at or below the plan's lowest: a band
+# symmetric about A_j ÷ 2), floored alike on both sides of it, so each count above the centre is
+# its mirror's. Each is at most the true one: lo is. A floor loses under a unit a slot, twice over
+# (the half not kept), each a prefix of at most 2**(items to come) subsets; a subset goes at a
+# point only where its sum there lies outside the band, and of those at most e**-2Z of all 2**m
+# end inside (_cut), on each side: the slack counts both. Nothing is counted that does not end
+# inside: the last point keeps only c < x, to the centre, and the count above it is the mirror's.
+def _count_inside(sizes, c, plan, slot_bytes, r, z):
+    """(lo, slack): between lo and lo + slack subsets of `sizes` sum to x with c < x < A − c.
+    Packed: c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r) from
+    row k0 on; an item q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). The counts are
+    symmetric, c[x] = c[A_j − x], so only those up to a little past the centre are kept: at each
+    of plan's points the sums below its lowest go, counts that could outgrow their slot lose low
+    bits (under a new unit a slot), and above the centre, to where the next point's centre lies,
+    each count is that of its mirror below."""
     bits, m, started = 8 * slot_bytes, len(sizes), time.monotonic()
-    tail = (1 << m) >> 2 * z * 1442695 // 10**6 if z else 0  # ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
-    classes, k0, dropped, slack, done = [1] + [0] * (r - 1), 0, 0, tail, 0
-    for point, reach, low, high in plan:
+    # each tail ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
+    slack = 2 * len(plan) * ((1 << m) >> 2 * z * 1442695 // 10**6) if z else 0
+    classes, k0, dropped, done = [1] + [0] * (r - 1), 0, 0, 0
+    cap = -1  # the rows an item may fill: all, then to the next point's centre
+    for (point, reach, low), (_, after, _) in zip(plan, plan[1:] + plan[-1:]):
         for size in sizes[done:point]:
             q, rho = divmod(size, r)
             cycles = math.gcd(rho, r)
@@ -3305,7 +3327,8 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
             for t in range(cycles):
                 before = classes[t - rho]
                 for _ in range(r // cycles):
-                    before, classes[t] = classes[t], classes[t] + (before << bits * (q + (t < rho)))
+                    added = classes[t] + (before << bits * (q + (t < rho))) & cap
+                    before, classes[t] = classes[t], added
                     t = (t + rho) % r
             done += 1
             if time.monotonic() - started > PROGRESS_AFTER:  # a slow count, on a terminal
@@ -3317,23 +3340,41 @@ def _count_at_most(sizes, plan, slot_bytes, r, z):
                 )
         # a row of the classes' OR is 0 where each class's slot is
         every = reduce(operator.or_, classes)
-        ors = _unpack_slots(every, slot_bytes, -(-every.bit_length() // bits))
-        drop = max(0, max(ors, default=0).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
-        k = max(k0, low // r)
-        rows = max(0, high // r - k + 1)
-        if drop or k > k0 or reach > high:
-            keep = int.from_bytes(
-                ((1 << bits - drop) - 1).to_bytes(slot_bytes, "little") * rows, "little"
-            )
-            masks = keep, keep >> bits  # classes past high % r keep a row less
-            for t in range(r):
-                classes[t] = (classes[t] >> bits * (k - k0) + drop) & masks[t > high % r]
-            # times 2**(items to come)
-            lost = (len(ors) - ors.count(0)) * r << dropped + drop + m - point
-            slack += (lost if drop else 0) + tail * (k > k0)
-            k0, dropped = k, dropped + drop
-    counts = (_unpack_slots(packed, slot_bytes, rows) for packed in classes)
-    return sum(map(sum, counts)) << dropped, slack
+        ors = _unpack_slots(every, slot_bytes, every.bit_length() // bits + 1)
+        drop = max(0, max(ors).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
+        if drop:  # times the half not kept, and 2**(items to come)
+            slack += 2 * (len(ors) - ors.count(0)) * r << dropped + drop + m - point
+        centre, k = reach // 2, max(k0, low // r)
+        slot = ((1 << bits - drop) - 1).to_bytes(slot_bytes, "little")
+        masks = [int.from_bytes(slot * max(0, centre // r - k + b), "little") for b in (1, 0)]
+        for t in range(r):  # the sums from the lowest up to the centre, floored
+            classes[t] = (classes[t] >> bits * (k - k0) + drop) & masks[t > centre % r]
+        top = min(after // 2, reach - k * r)
+        for t in range(r):  # above: the count of x is that of reach − x, class (reach − t) % r
+            h, (row, u) = (centre - t) // r, divmod(reach - t, r)
+            rows = (top - t) // r - h
+            if rows > 0:
+                seg = classes[u] >> bits * (row - h - k - rows) & (1 << bits * rows) - 1
+                classes[t] |= _reversed_slots(seg, slot_bytes, rows) << bits * (h + 1 - k)
+        k0, dropped = k, dropped + drop
+        cap = (1 << bits * (after // 2 // r - k + 1)) - 1
+    x, odd = divmod(plan[-1][1], 2)
+    inside = 0  # the last point kept c < x from row k0: none in the row below
+    for t, cls in enumerate(classes):
+        inside += sum(
+            _unpack_slots(cls >> bits * (t + k0 * r <= c), slot_bytes, cls.bit_length() // bits + 1)
+        )
+    middle = 0 if odd else classes[x % r] >> bits * (x // r - k0) & (1 << bits) - 1
+    return 2 * inside - middle << dropped, slack
+
+
+def _reversed_slots(packed, slot_bytes, count):
+    """The first `count` slots of `slot_bytes` bytes of an integer, in reverse order."""
+    raw = packed.to_bytes(count * slot_bytes, "little")[::-1]
+    out = bytearray(raw)
+    for j in range(slot_bytes):  # each slot's bytes back in order, by strided copies
+        out[j::slot_bytes] = raw[slot_bytes - 1 - j :: slot_bytes]
+    return int.from_bytes(out, "little")
 
 
 def _unpack_slots(packed, slot_bytes, count):

@@ -10,7 +10,7 @@ thousandths, drawn from a fixed seed:
   arm ahead by 5, 3 or 0 points;
 - `uniform -1..1`, `uniform 0..100`, `uniform -100..100`: both arms uniform on the range;
 - `widest -100..100`: the widest differences values on [-100, 100] allow, 199.000 to 200.000 apart
-  with signs that keep S1 near 0 (p near 1: the widest window of sums the count keeps);
+  with signs that keep S1 near 0 (p near 1);
 - `refused 170`: D = [199999, -199998] x 85 (once "needs 178 MiB, cap 128 MiB"; p 0.9389);
 - `straddle 0..100`: arms uniform on [0, 100] moved to p within 1e-11 of alpha 0.05, where the
   first enclosure cannot tell the side of alpha and the next one does;
@@ -18,13 +18,19 @@ thousandths, drawn from a fixed seed:
   card's wide declared range (differences up to 1,000,000 or 2,000,000 thousandths), N pairs on
   [0, 1000] or [0, 2000]: `alt`, one value within 2.000 of each end, the ends swapped every pair
   (differences near +-1,000,000, S1 near 0), else both arms uniform on the range. The studies
-  tests/test_signflip_wide.py recomputes whole (wide_pairs gives their values).
+  tests/test_signflip_wide.py recomputes whole (wide_pairs gives their values);
+- `normal N`, `t2 N`, `wealth N`, `wealth x5 N` (N = 100, 200, 500 pairs): honest pages on a card's
+  range [-2000, 2000], no effect (`family` gives their values): the treated value the control's
+  (uniform on [-500, 500]) plus a normal difference of spread 500, or plus 500 times a Student t
+  with 2 degrees of freedom; or both values wealth-like, lognormal with median 60 and spread factor
+  10 (or 5). Each value held within the range.
 
     python3 bench/bench_signflip.py [--tiny] [CASE ...]
 
 `--tiny` runs every case on its first 40 pairs only (TINY_PAIRS), in a few seconds: what CI runs
 (tests/test_benches.py), so that the bench cannot rot; its figures mean nothing.
 """
+import math
 import random
 import resource
 import subprocess
@@ -96,6 +102,36 @@ def wide_pairs(name):
     return [(bottom, near_top) if t % 2 == 0 else (near_top, bottom) for t, (bottom, near_top) in enumerate(ends)]
 
 
+FAMILY_SEED = 20261207
+FAMILIES = ("normal", "t2", "wealth", "wealth x5")
+
+
+def family(name, pairs, effect=0.0):
+    """(control, treated) values in thousandths on [-2000, 2000] (a card's range), `pairs` of the
+    family `name`: `normal`, the treated value the control's plus a normal difference of spread 500
+    (and mean `effect`); `t2`, plus `effect` and 500 times a Student t with 2 degrees of freedom;
+    each control uniform on [-500, 500]; `wealth`, both lognormal with median 60 and spread factor
+    10 (`wealth x5`: 5), the treated one times 1 + `effect`. Each value held within the range."""
+    rng = random.Random(FAMILY_SEED + FAMILIES.index(name) * 1000 + pairs)
+
+    def held(value):
+        return min(2000000, max(-2000000, round(value * 1000)))
+    values = []
+    for _ in range(pairs):
+        if name.startswith("wealth"):
+            spread = math.log(5 if name.endswith("x5") else 10)
+            control, treated = (60 * math.exp(rng.gauss(0, spread)) for _ in "ct")
+            values.append((held(control), held(treated * (1 + effect))))
+            continue
+        control = rng.uniform(-500, 500)
+        if name == "normal":
+            difference = rng.gauss(effect, 500)
+        else:
+            difference = effect + 500 * rng.gauss(0, 1) / math.sqrt((rng.gauss(0, 1) ** 2 + rng.gauss(0, 1) ** 2) / 2)
+        values.append((held(control), held(control + difference)))
+    return values
+
+
 CASES = {
     "fitness +5": lambda: fitness(5.0), "fitness +3": lambda: fitness(3.0), "fitness 0": lambda: fitness(0.0),
     "uniform -1..1": lambda: uniform(-1, 1), "uniform 0..100": lambda: uniform(0, 100),
@@ -103,6 +139,8 @@ CASES = {
     "refused 170": lambda: [199999, -199998] * 85, "straddle 0..100": straddle,
 }
 CASES.update((name, lambda name=name: [t - c for c, t in wide_pairs(name)]) for name in WIDE)
+CASES.update(("%s %d" % (name, pairs), lambda name=name, pairs=pairs: [t - c for c, t in family(name, pairs)])
+             for name in FAMILIES for pairs in (100, 200, 500))
 
 
 def peak_mib():

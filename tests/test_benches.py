@@ -35,7 +35,9 @@ FIGURES = {
         % (re.escape(case), NUMBER) for case in (
             "fitness +5", "fitness +3", "fitness 0", "uniform -1..1", "uniform 0..100", "uniform -100..100",
             "widest -100..100", "refused 170", "straddle 0..100", "wide alt 50 0..1000", "wide 100 0..2000",
-            "wide 200 0..1000", "wide 128 0..1000")],
+            "wide 200 0..1000", "wide 128 0..1000") + tuple(
+                "%s %d" % (family, pairs) for family in ("normal", "t2", "wealth", "wealth x5")
+                for pairs in (100, 200, 500))],
     "bench_study.py": [
         r"python [0-9.]+, 10 pairs x 3 comparisons, 2 focal seats, 40 trial rows, 160 seat rows",
         r"whole script: best %s s, median %s s over 1 runs; peak RSS [0-9]+ MiB; exit 0" % (NUMBER, NUMBER),

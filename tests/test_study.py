@@ -239,16 +239,19 @@ def test_sign_flip_enclosure_at_two_hundred_pairs_on_thousandths():
     diffs = [round(rng.gauss(1000, 12000)) for _ in range(200)]
     exact = Fraction(rs.sign_flip_count(diffs), 2 ** 200)
     p, how = rs.sign_flip_p(diffs, 0.05)
-    low, high = rs.sign_flip_count(diffs, rs.SIGN_FLIP_LEVELS[0])
-    assert how == "enclosed" and p == low <= exact <= high and high - low < Fraction(1, 10 ** 8)
+    low, high = rs.sign_flip_count(diffs, rs.SIGN_FLIP_LEVELS[0])       # 4-byte slots
+    assert how == "enclosed" and p == low <= exact <= high and high - low < Fraction(1, 10 ** 6)
     assert rs.print_figure(float(p), 4) == rs.print_figure(float(exact), 4)
-    alpha = float(exact)          # within the first enclosure (and the second): the third is finer
+    assert [high - low < Fraction(1, 10 ** e) for e in (8, 9)] == [False, False]
+    low8, high8 = rs.sign_flip_count(diffs, (8, 24))                       # 8-byte slots: far finer
+    assert low8 <= exact <= high8 and high8 - low8 < Fraction(1, 10 ** 15)
+    alpha = float(exact)          # within the first enclosures: a finer one settles the side of alpha
     p, how = rs.sign_flip_p(diffs, alpha)
     assert how == "enclosed" and low < alpha < high and (p <= Fraction(alpha)) == (exact <= Fraction(alpha))
 
 
 def test_any_in_range_comparison_fits_the_cap_at_the_first_level(monkeypatch):
-    # 500 pairs about as far apart as values on [-100, 100] allow, S1 near 0 (p near 1: the widest window).
+    # 500 pairs about as far apart as values on [-100, 100] allow, S1 near 0 (p near 1).
     rng = random.Random(19)
     diffs = []
     for _ in range(500):
@@ -257,8 +260,9 @@ def test_any_in_range_comparison_fits_the_cap_at_the_first_level(monkeypatch):
     cap = rs.SIGN_FLIP_MAX_BYTES >> 20
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)              # what each level needs, not counted
     needs = [int(rs.sign_flip_count(diffs, level).split()[1]) for level in rs.SIGN_FLIP_LEVELS]
-    assert needs[:3] == [138, 240, 617] and needs[0] < cap == 140 < needs[1]
-    assert rs.sign_flip_count(diffs) == "needs 3031 MiB, cap 0 MiB"   # the exact count: 64-byte counts
+    # S1 near 0: only the counts up to the centre are kept, their mirror above it
+    assert needs == [29, 38, 47, 85, 219] and needs[3] < cap == 120 < needs[4]
+    assert rs.sign_flip_count(diffs) == "needs 2996 MiB, cap 0 MiB"   # the exact count: 64-byte counts
 
 
 def test_a_slow_count_shows_how_far_it_is_on_a_terminal(monkeypatch):
