@@ -3183,10 +3183,9 @@ SUBSET_BLOCK_BYTES = 256 * 1024  # each class of the packed subset-sum counts: c
 SIGN_FLIP_MAX_BYTES = 120 * 2**20
 # non-zero pairs: from here p is first enclosed (below, counted at once)
 SIGN_FLIP_ENCLOSE_FROM = 128
-# each enclosure's bytes a slot and Z (a sum is cut where at most e**-2Z of the sign vectors can
-# pass it), the coarsest first: at 500 pairs 4-byte slots enclose p within about 2e-6, 5 within
-# 2e-8, 6 within 2e-9 (at 100 pairs: 3e-7, 4e-9, 4e-10)
-SIGN_FLIP_LEVELS = ((4, 11), (5, 12), (6, 13), (8, 24), (16, 40))
+# each enclosure's bytes a slot and the highest and lowest Z it tries (a sum is cut where at most
+# e**-2Z of the sign vectors could pass it), the highest whose table fits; the coarsest first
+SIGN_FLIP_LEVELS = ((4, 11, 5), (5, 12, 10), (6, 13, 12), (8, 24, 24), (16, 40, 40))
 SIGN_FLIP_FLOOR_EVERY = 3  # items between floors: the bits of headroom a slot keeps
 PROGRESS_AFTER = 3  # seconds a count runs before a terminal is shown how far it has come
 
@@ -3250,7 +3249,7 @@ def sign_flip_p(diffs, alpha):
 
 
 def sign_flip_count(diffs, level=None):
-    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Z), [lo, hi]
+    """How many sign vectors s give |Σ s_t D_t| ≥ |S1|; with a level (bytes a slot, Zs), [lo, hi]
     holding that count ÷ 2**n; or why not counted. Plain: a subset of sum x given + has
     Σ s_t|D_t| = 2x − A (A = Σ|D_t|), so the count is 2**n less those with c < x < A − c,
     c = (A − |S1|) ÷ 2 (times 2 for each D_t that is 0): count c[x] from c = [1] and
@@ -3262,20 +3261,35 @@ def sign_flip_count(diffs, level=None):
     sizes = sorted(abs(d) // common for d in diffs if d)
     m, s = len(sizes), abs(s1) // common
     c = (sum(sizes) - s) // 2
-    # exact: never floored
-    slot_bytes, z = level or ((m + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None)
-    # The plan: after every SIGN_FLIP_FLOOR_EVERY-th item and the last, [items, their sum A_j,
-    # lowest x kept]; the last keeps only c < x. The table runs to the next point's centre.
-    squares, reach, square, plan = sum(a * a for a in sizes), 0, 0, []
-    for j, a in enumerate(sizes, 1):
-        reach, square = reach + a, square + a * a
-        if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == m:
-            plan.append([j, reach, max(0, (reach - _cut(square, squares, s, z) + 1) // 2)])
-    plan[-1][2] = max(plan[-1][2], c + 1)
-    peak = slot_bytes * max([plan[0][1]] + [b[1] // 2 - a[2] for a, b in zip(plan, plan[1:])])
-    if peak > SIGN_FLIP_MAX_BYTES:
+    # exact: never floored, nothing cut
+    slot_bytes, high, low = level or ((m + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None, None)
+    squares = sum(a * a for a in sizes)
+    # The plan: after every SIGN_FLIP_FLOOR_EVERY-th item, each large one and the last, [items,
+    # their sum A_j, lowest x kept, Σ a² of the rest]; the last keeps only c < x. The table runs
+    # to the next point's centre. Z from the level's highest down, the first whose table fits.
+    for z in range(high, low - 1, -1) if high else [None]:
+        reach, square, plan = 0, 0, []
+        for j, a in enumerate(sizes, 1):
+            reach, square = reach + a, square + a * a
+            if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == m or 400 * a * a > squares:
+                plan.append(
+                    [
+                        j,
+                        reach,
+                        max(0, (reach - _cut(square, squares, s, z) + 1) // 2),
+                        squares - square,
+                    ]
+                )
+        plan[-1][2] = max(plan[-1][2], c + 1)
+        peak = slot_bytes * max([plan[0][1]] + [b[1] // 2 - a[2] for a, b in zip(plan, plan[1:])])
+        if peak <= SIGN_FLIP_MAX_BYTES:
+            break
+    else:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
-    inside, slack = _count_inside(sizes, c, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES), z)
+    if z != high:  # Z held down by the cap: each band as wide as the widest, so less is cut
+        for a, b in zip(plan, plan[1:]):
+            a[2] = max(0, min(a[2], b[1] // 2 - peak // slot_bytes))
+    inside, slack = _count_inside(sizes, c, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES))
     outside = (1 << m) - inside
     if level is None:
         return outside << n - m
@@ -3287,8 +3301,8 @@ def _cut(square, squares, s, z):
     centre go. A subset cut there ends with |Σ s_t D_t| < |S1| only if the first items fall τ
     below their mean and the rest (Σ a² = squares − square) rise τ − |S1|/2 above theirs; by
     Hoeffding's inequality, at most a share exp(−2τ² ÷ square − 2(τ − |S1|/2)² ÷ rest) ≤ e**−2Z
-    of the sign vectors does (the least such τ, rounded up). Exact (no Z): none go
-    (square ≥ A_j)."""
+    of the sign vectors does (the least such τ, rounded up): where the plan cuts; what a cut
+    loses is bounded where it is made (_count_inside). Exact (no Z): none go (square ≥ A_j)."""
     if z is None:
         return square
     v = 4 * z * square
@@ -3301,12 +3315,17 @@ def _cut(square, squares, s, z):
 # Why [lo, lo + slack] holds the count: the counts kept are those of the subsets whose sums at
 # every point so far lay within [b, A_j − b] (b the row at or below the plan's lowest: a band
 # symmetric about A_j ÷ 2), floored alike on both sides of it, so each count above the centre is
-# its mirror's. Each is at most the true one: lo is. A floor loses under a unit a slot, twice over
-# (the half not kept), each a prefix of at most 2**(items to come) subsets; a subset goes at a
-# point only where its sum there lies outside the band, and of those at most e**-2Z of all 2**m
-# end inside (_cut), on each side: the slack counts both. Nothing is counted that does not end
-# inside: the last point keeps only c < x, to the centre, and the count above it is the mirror's.
-def _count_inside(sizes, c, plan, slot_bytes, r, z):
+# its mirror's. Each is at most the true one: lo is. What lo misses goes at a point, twice over
+# (the half not kept): prefixes of sum x, each of which g(x) ≤ 2**(items to come) choices of the
+# rest take inside, Σ_x g(x) = 2**(items to come)·(A − 2c − 1) (each choice leaves A − 2c − 1
+# sums inside). A floor loses under a unit a slot: at most a unit times the lesser of 2·slots and
+# A − 2c − 1, times 2**(items to come). A cut drops the sums below k·r: one ends inside only if
+# the rest (sum R) rise d = c + 2 − k·r − R/2 above their mean, which by Hoeffding's inequality at
+# most 2**(items to come)·e**(−2d² ÷ their Σ a²) choices do; the count cut is at most r times
+# its rows' OR, and what a point loses is a whole number: the floor of its bound. Nothing is
+# counted that does not end inside: the last point keeps only c < x, to the centre, and the count
+# above it is the mirror's.
+def _count_inside(sizes, c, plan, slot_bytes, r):
     """(lo, slack): between lo and lo + slack subsets of `sizes` sum to x with c < x < A − c.
     Packed: c[x] in r residue classes of ~SUBSET_BLOCK_BYTES, class t holding x ≡ t (mod r) from
     row k0 on; an item q·r + ρ adds class t − ρ shifted q rows (q + 1 if t < ρ). The counts are
@@ -3314,12 +3333,9 @@ def _count_inside(sizes, c, plan, slot_bytes, r, z):
     of plan's points the sums below its lowest go, counts that could outgrow their slot lose low
     bits (under a new unit a slot), and above the centre, to where the next point's centre lies,
     each count is that of its mirror below."""
-    bits, m, started = 8 * slot_bytes, len(sizes), time.monotonic()
-    # each tail ≥ ⌊2**m·e**(−2Z)⌋: log2 e > 1.442695
-    slack = 2 * len(plan) * ((1 << m) >> 2 * z * 1442695 // 10**6) if z else 0
-    classes, k0, dropped, done = [1] + [0] * (r - 1), 0, 0, 0
-    cap = -1  # the rows an item may fill: all, then to the next point's centre
-    for (point, reach, low), (_, after, _) in zip(plan, plan[1:] + plan[-1:]):
+    bits, m, whole, started = 8 * slot_bytes, len(sizes), plan[-1][1], time.monotonic()
+    classes, k0, dropped, done, slack, cap = [1] + [0] * (r - 1), 0, 0, 0, 0, -1
+    for (point, reach, low, rest), (_, after, *_) in zip(plan, plan[1:] + plan[-1:]):
         for size in sizes[done:point]:
             q, rho = divmod(size, r)
             cycles = math.gcd(rho, r)
@@ -3342,9 +3358,13 @@ def _count_inside(sizes, c, plan, slot_bytes, r, z):
         every = reduce(operator.or_, classes)
         ors = _unpack_slots(every, slot_bytes, every.bit_length() // bits + 1)
         drop = max(0, max(ors).bit_length() - bits + SIGN_FLIP_FLOOR_EVERY)
-        if drop:  # times the half not kept, and 2**(items to come)
-            slack += 2 * (len(ors) - ors.count(0)) * r << dropped + drop + m - point
+        if drop:  # under a unit a slot, each times the lesser of 2·slots and A − 2c − 1
+            lost = min(2 * r * (len(ors) - ors.count(0)), whole - 2 * c - 1)
+            slack += lost << dropped + drop + m - point
         centre, k = reach // 2, max(k0, low // r)
+        if rest and k > k0:  # the rows cut: e ≤ 2d² log2 e ÷ Σ a² (2d = 2(c + 2 − k·r) − R)
+            e = max(0, 2 * (c + 2 - k * r) - whole + reach) ** 2 * 721347 // (10**6 * rest)
+            slack += 2 * r * sum(ors[: k - k0]) << dropped + m - point >> e
         slot = ((1 << bits - drop) - 1).to_bytes(slot_bytes, "little")
         masks = [int.from_bytes(slot * max(0, centre // r - k + b), "little") for b in (1, 0)]
         for t in range(r):  # the sums from the lowest up to the centre, floored
@@ -3357,13 +3377,12 @@ def _count_inside(sizes, c, plan, slot_bytes, r, z):
                 seg = classes[u] >> bits * (row - h - k - rows) & (1 << bits * rows) - 1
                 classes[t] |= _reversed_slots(seg, slot_bytes, rows) << bits * (h + 1 - k)
         k0, dropped = k, dropped + drop
-        cap = (1 << bits * (after // 2 // r - k + 1)) - 1
-    x, odd = divmod(plan[-1][1], 2)
+        cap = (1 << bits * (after // 2 // r - k + 1)) - 1  # the rows an item may fill (first, all)
+    x, odd = divmod(whole, 2)
     inside = 0  # the last point kept c < x from row k0: none in the row below
     for t, cls in enumerate(classes):
-        inside += sum(
-            _unpack_slots(cls >> bits * (t + k0 * r <= c), slot_bytes, cls.bit_length() // bits + 1)
-        )
+        cls >>= bits * (t + k0 * r <= c)
+        inside += sum(_unpack_slots(cls, slot_bytes, cls.bit_length() // bits + 1))
     middle = 0 if odd else classes[x % r] >> bits * (x // r - k0) & (1 << bits) - 1
     return 2 * inside - middle << dropped, slack
 

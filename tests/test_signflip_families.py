@@ -7,7 +7,7 @@ exact count of sign vectors by a plain generating function (its "method"), made 
 - sign_flip_p prints each true p and puts it on its side of alpha: exactly (the count at once, under
   128 pairs, where it fits) or by an enclosure holding it, the coarsest first; next to a 4-place
   edge or to alpha the coarse enclosures straddle it and a finer one settles it; with the finer
-  ones over the cap, a p within 3e-9 of alpha is not recomputed, and the reason says so.
+  ones over the cap, a p within 3e-7 of alpha is not recomputed, and the reason says so.
 - The 100-pair wealth-like case as a whole study page: exit 0 on the honest page, run as a user runs
   it; exit 1 with p a unit off in its 4th place, naming the true p.
 """
@@ -30,12 +30,12 @@ TRUTH = json.loads((REPO / "tests" / "signflip_truth.json").read_text(encoding="
 CASES = {case["name"]: case for case in TRUTH["cases"]}
 ALPHA = TRUTH["alpha"]
 # the count that settles each p: None the count at once (60 pairs fit it), else an enclosure's level
-SETTLED_AT = dict.fromkeys(CASES, (4, 11))
+SETTLED_AT = dict.fromkeys(CASES, rs.SIGN_FLIP_LEVELS[0])
 SETTLED_AT.update({
     "normal, 60 pairs": None, "wealth, 60 pairs": None,
-    "wealth, 80 pairs, treated x2, p 5e-8 past a rounding edge": (5, 12),
-    "t2, 80 pairs, 120 ahead, p 1e-8 past alpha": (5, 12),
-    "t2, 80 pairs, 120 ahead, p 2.5e-9 past alpha": (6, 13),
+    "wealth, 80 pairs, treated x2, p 5e-8 past a rounding edge": rs.SIGN_FLIP_LEVELS[1],
+    "t2, 80 pairs, 120 ahead, p 1e-8 past alpha": rs.SIGN_FLIP_LEVELS[1],
+    "t2, 80 pairs, 120 ahead, p 2.5e-9 past alpha": rs.SIGN_FLIP_LEVELS[1],
 })
 NEAR_ALPHA = "t2, 80 pairs, 120 ahead, p 2.5e-9 past alpha"
 STUDY_CASE = "wealth, 100 pairs"
@@ -100,12 +100,12 @@ def test_each_case_s_p_prints_as_its_true_p_on_its_side_of_alpha(monkeypatch, na
 
 
 def test_p_next_to_alpha_with_the_finer_levels_over_the_cap_is_not_recomputed_saying_why(monkeypatch):
-    # (6, 13) needs 115 MiB here: under a cap of 100 MiB only the 4- and 5-byte enclosures fit,
-    # and both straddle alpha
-    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 100 * 2 ** 20)
+    # 5-byte slots need 79 MiB here at the least: under a cap of 60 MiB only the 4-byte enclosure
+    # fits, and it straddles alpha
+    monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 60 * 2 ** 20)
     p, why = rs.sign_flip_p(CASES[NEAR_ALPHA]["diffs"], ALPHA)
     assert p is None
-    assert why == ("needs 250 MiB, cap 100 MiB; p within 0.049999999 to 0.050000003, across alpha or a "
+    assert why == ("needs 250 MiB, cap 60 MiB; p within 0.049999803 to 0.050000059, across alpha or a "
                    "4-place rounding edge")
 
 

@@ -43,12 +43,10 @@ CASES = list(bench_signflip.WIDE)
 MAPS = 10             # trial t plays map 1000 + t % MAPS: maps repeat, so each page has a map interval
 PROCESS_CASE = "wide 100 0..2000"  # the most memory of the four: run as its own process
 RUN_SECONDS = 600     # a run takes seconds; this only stops a hung one
-COARSE = ((4, 11), (5, 12))
+COARSE = rs.SIGN_FLIP_LEVELS[:2]
 # the level that encloses each case's p: the exact count (under 128 pairs) needs more than the cap;
 # the first enclosure settles each
-ENCLOSED_AT = {"wide alt 50 0..1000": (4, 11), "wide 100 0..2000": (4, 11), "wide 200 0..1000": (4, 11),
-               "wide 128 0..1000": (4, 11)}
-assert all(level in rs.SIGN_FLIP_LEVELS for level in COARSE)
+ENCLOSED_AT = dict.fromkeys(CASES, COARSE[0])
 
 
 # ---------------------------------------------------------------- counts that need no script
@@ -278,7 +276,7 @@ def test_each_wide_study_s_p_is_enclosed_and_prints_as_its_high_end(studies, nam
     assert all(isinstance(why, str) and why.endswith(cap) for _, _, why in refused), refused
     assert level == ENCLOSED_AT[name]
     low, high = ends          # sign_flip_count(diffs, level), as sign_flip_p had it
-    assert comparison.p == low <= high and high - low < Fraction(2, 10 ** 6)    # (4, 11): within ~2e-6
+    assert comparison.p == low <= high and high - low < Fraction(2, 10 ** 6)    # 4-byte slots: within ~2e-6
     assert rs.print_figure(float(low), 4) == rs.print_figure(float(high), 4) == study.p
     assert (low <= Fraction(0.05)) == (high <= Fraction(0.05))
     print("%s: %s; enclosed at %s: [%.12f, %.12f]" % (name, "; ".join(
@@ -299,12 +297,12 @@ def small_diffs(rng, widest):
 
 
 @pytest.mark.parametrize("level, every, block_bytes, widest, cases", [
-    ((4, 11), 3, rs.SUBSET_BLOCK_BYTES, 2000000, 12),
-    ((5, 12), 3, rs.SUBSET_BLOCK_BYTES, 2000000, 12),
-    ((2, 3), 2, 4099, 2000000, 12),      # 16-bit slots floored every 2 items, tails < e**-6 cut
-    ((1, 1), 4, 4093, 2000000, 16),      # 8-bit slots, tails < e**-2 cut
-    ((1, 1), 1, 13, 3000, 40),           # every item floored, classes of 13 bytes (narrow: few classes)
-    ((2, 3), 3, 7, 3000, 40),
+    (COARSE[0], 3, rs.SUBSET_BLOCK_BYTES, 2000000, 12),
+    (COARSE[1], 3, rs.SUBSET_BLOCK_BYTES, 2000000, 12),
+    ((2, 3, 3), 2, 4099, 2000000, 12),      # 16-bit slots floored every 2 items, tails < e**-6 cut
+    ((1, 1, 1), 4, 4093, 2000000, 16),      # 8-bit slots, tails < e**-2 cut
+    ((1, 1, 1), 1, 13, 3000, 40),           # every item floored, classes of 13 bytes (narrow: few classes)
+    ((2, 3, 3), 3, 7, 3000, 40),
 ])
 def test_an_enclosure_holds_the_count_of_every_sign_vector(monkeypatch, level, every, block_bytes, widest,
                                                             cases):
@@ -366,7 +364,7 @@ def test_the_coarse_enclosures_hold_an_exact_count_on_wide_pairs(diffs):
             continue
         low, high = ends
         assert low <= exact <= high, level
-        # only tails cut (no count outgrows a slot): 2 · points · 2**-31 (≥ e**-22) at most, 2**-32 at (5, 12)
+        # only tails cut (no count outgrows a slot), what each point cuts under 2**-30 of p here
         assert 0 <= high - low <= Fraction(2 * (len(diffs) // 3 + 1), 2 ** 31), level
         assert rs.print_figure(float(low), 4) == rs.print_figure(float(high), 4)
     assert refused == []
@@ -374,14 +372,16 @@ def test_the_coarse_enclosures_hold_an_exact_count_on_wide_pairs(diffs):
 
 def test_the_coarse_enclosures_floor_counts_and_still_hold_the_exact_count():
     # Narrow differences, many pairs: a sum's count outgrows 4- and 5-byte slots, so bits are floored.
-    rng = random.Random(44)
+    rng, floored = random.Random(44), []
     for n, scale in ((40, 20), (60, 20), (60, 300)):
         diffs = [rng.randint(-scale, scale) + 1 for _ in range(n)]
         exact = Fraction(packed_count(diffs), 2 ** n)
         assert exact == Fraction(rs.sign_flip_count(diffs), 2 ** n)
         for level in COARSE:
             low, high = rs.sign_flip_count(diffs, level)
-            assert low <= exact <= high and low < high, (n, scale, level)
+            assert low <= exact <= high, (n, scale, level)
+            floored.append(low < high)
+    assert floored == [True] * 6    # each loses something: floors (at 40 pairs, 5-byte slots only cut tails)
 
 
 # ---------------------------------------------------------------- the four studies' runs (last: their

@@ -192,8 +192,8 @@ def test_hoeffding_bound_settles_only_below_both_limits():
     assert rs.sign_flip_p(weak, 0.05)[1] is None                      # nor below 0.00005 here
 
 
-@pytest.mark.parametrize("level, every, block_bytes", [((6, 14), 3, rs.SUBSET_BLOCK_BYTES), ((2, 3), 2, 7),
-                                                       ((1, 1), 4, 13)])
+@pytest.mark.parametrize("level, every, block_bytes", [((6, 14, 14), 3, rs.SUBSET_BLOCK_BYTES), ((2, 3, 3), 2, 7),
+                                                       ((1, 1, 1), 4, 13)])
 def test_sign_flip_enclosure_holds_the_exact_p_and_prints_as_it(monkeypatch, level, every, block_bytes):
     # Coarse levels floor away real bits and cut real tails (they settle few p: the exact count runs).
     monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 0)
@@ -223,11 +223,11 @@ def test_sign_flip_enclosure_straddling_alpha_falls_back_to_the_count(monkeypatc
     monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 0)
     diffs = [3] * 14 + [-3] * 6 + [5, -7]
     exact = Fraction(plain_count(diffs), 2 ** 22)                  # 782132 ÷ 2**22: prints 0.1865
-    assert rs.sign_flip_count(diffs, (6, 14)) == (exact, exact)    # no count past 2**44: none floored
+    assert rs.sign_flip_count(diffs, (6, 14, 14)) == (exact, exact)    # no count past 2**44: none floored
     assert rs.sign_flip_p(diffs, 0.05) == rs.sign_flip_p(diffs, float(exact)) == (exact, "enclosed")
-    low, high = rs.sign_flip_count(diffs, (2, 16))                 # 16-bit slots: floored from 2**13 on
+    low, high = rs.sign_flip_count(diffs, (2, 16, 16))               # 16-bit slots: floored from 2**13 on
     assert low < exact < high < exact + Fraction(1, 10 ** 3)
-    monkeypatch.setattr(rs, "SIGN_FLIP_LEVELS", ((2, 16),))
+    monkeypatch.setattr(rs, "SIGN_FLIP_LEVELS", ((2, 16, 16),))
     assert rs.sign_flip_p(diffs, 0.05) == (exact, None)            # lo and hi print apart: counted
     assert rs.sign_flip_p(diffs, float(low)) == (exact, None)      # lo ≤ alpha < hi: counted
     monkeypatch.setattr(rs, "SIGN_FLIP_ENCLOSE_FROM", 23)
@@ -243,7 +243,7 @@ def test_sign_flip_enclosure_at_two_hundred_pairs_on_thousandths():
     assert how == "enclosed" and p == low <= exact <= high and high - low < Fraction(1, 10 ** 6)
     assert rs.print_figure(float(p), 4) == rs.print_figure(float(exact), 4)
     assert [high - low < Fraction(1, 10 ** e) for e in (8, 9)] == [False, False]
-    low8, high8 = rs.sign_flip_count(diffs, (8, 24))                       # 8-byte slots: far finer
+    low8, high8 = rs.sign_flip_count(diffs, (8, 24, 24))                     # 8-byte slots: far finer
     assert low8 <= exact <= high8 and high8 - low8 < Fraction(1, 10 ** 15)
     alpha = float(exact)          # within the first enclosures: a finer one settles the side of alpha
     p, how = rs.sign_flip_p(diffs, alpha)
@@ -261,7 +261,7 @@ def test_any_in_range_comparison_fits_the_cap_at_the_first_level(monkeypatch):
     monkeypatch.setattr(rs, "SIGN_FLIP_MAX_BYTES", 0)              # what each level needs, not counted
     needs = [int(rs.sign_flip_count(diffs, level).split()[1]) for level in rs.SIGN_FLIP_LEVELS]
     # S1 near 0: only the counts up to the centre are kept, their mirror above it
-    assert needs == [29, 38, 47, 85, 219] and needs[3] < cap == 120 < needs[4]
+    assert needs == [20, 35, 45, 85, 219] and needs[3] < cap == 120 < needs[4]
     assert rs.sign_flip_count(diffs) == "needs 2996 MiB, cap 0 MiB"   # the exact count: 64-byte counts
 
 
