@@ -3262,31 +3262,25 @@ def sign_flip_count(diffs, level=None):
     m, s = len(sizes), abs(s1) // common
     c = (sum(sizes) - s) // 2
     # exact: never floored, nothing cut
-    slot_bytes, high, low = level or ((m + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None, None)
+    slot_bytes, highest, lowest = level or ((m + SIGN_FLIP_FLOOR_EVERY + 8) // 8, None, None)
     squares = sum(a * a for a in sizes)
     # The plan: after every SIGN_FLIP_FLOOR_EVERY-th item, each large one and the last, [items,
     # their sum A_j, lowest x kept, Σ a² of the rest]; the last keeps only c < x. The table runs
     # to the next point's centre. Z from the level's highest down, the first whose table fits.
-    for z in range(high, low - 1, -1) if high else [None]:
+    for z in range(highest, lowest - 1, -1) if level else [None]:
         reach, square, plan = 0, 0, []
         for j, a in enumerate(sizes, 1):
             reach, square = reach + a, square + a * a
             if j % SIGN_FLIP_FLOOR_EVERY == 0 or j == m or 400 * a * a > squares:
-                plan.append(
-                    [
-                        j,
-                        reach,
-                        max(0, (reach - _cut(square, squares, s, z) + 1) // 2),
-                        squares - square,
-                    ]
-                )
+                low = max(0, (reach - _cut(square, squares, s, z) + 1) // 2)
+                plan.append([j, reach, low, squares - square])
         plan[-1][2] = max(plan[-1][2], c + 1)
         peak = slot_bytes * max([plan[0][1]] + [b[1] // 2 - a[2] for a, b in zip(plan, plan[1:])])
         if peak <= SIGN_FLIP_MAX_BYTES:
             break
     else:
         return "needs %d MiB, cap %d MiB" % (peak >> 20, SIGN_FLIP_MAX_BYTES >> 20)
-    if z != high:  # Z held down by the cap: each band as wide as the widest, so less is cut
+    if z != highest:  # Z held down by the cap: each band as wide as the widest, so less is cut
         for a, b in zip(plan, plan[1:]):
             a[2] = max(0, min(a[2], b[1] // 2 - peak // slot_bytes))
     inside, slack = _count_inside(sizes, c, plan, slot_bytes, max(1, peak // SUBSET_BLOCK_BYTES))
